@@ -1,0 +1,86 @@
+"""Typed configuration of the model, PPO and the training run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+
+@dataclass
+class ModelConfig:
+    arch: Literal["decoupled", "coupled"] = "decoupled"
+    """decoupled: one actor per action group; coupled: one actor for all actions."""
+    actor_hidden: tuple[int, ...] = (64, 64)
+    critic_hidden: tuple[int, ...] = (128, 128)
+    activation: Literal["elu", "tanh", "relu"] = "elu"
+    init_std: float = 0.5
+
+    def validate(self) -> None:
+        if self.arch not in ("decoupled", "coupled"):
+            raise ValueError(f"model.arch must be 'decoupled' or 'coupled', got {self.arch!r}")
+        if (
+            not self.actor_hidden
+            or not self.critic_hidden
+            or min(self.actor_hidden + self.critic_hidden) < 1
+        ):
+            raise ValueError("model.actor_hidden and model.critic_hidden need positive layer sizes")
+        if self.init_std <= 0:
+            raise ValueError(f"model.init_std must be positive, got {self.init_std}")
+
+
+@dataclass
+class PPOConfig:
+    num_steps_per_env: int = 32
+    num_epochs: int = 5
+    num_minibatches: int = 4
+    clip: float = 0.2
+    gamma: float = 0.99
+    lam: float = 0.95
+    value_coef: float = 1.0
+    entropy_coef: float = 0.003
+    learning_rate: float = 1e-3
+    schedule: Literal["adaptive", "fixed"] = "adaptive"
+    desired_kl: float = 0.01
+    max_grad_norm: float = 1.0
+    clip_value_loss: bool = True
+
+    def validate(self) -> None:
+        for name in ("num_steps_per_env", "num_epochs", "num_minibatches"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"ppo.{name} must be >= 1, got {getattr(self, name)}")
+        for name in ("gamma", "lam"):
+            if not 0.0 < getattr(self, name) <= 1.0:
+                raise ValueError(f"ppo.{name} must be in (0, 1], got {getattr(self, name)}")
+        if self.learning_rate <= 0 or self.clip <= 0:
+            raise ValueError("ppo.learning_rate and ppo.clip must be positive")
+        if self.schedule not in ("adaptive", "fixed"):
+            raise ValueError(f"ppo.schedule must be 'adaptive' or 'fixed', got {self.schedule!r}")
+
+
+@dataclass
+class TrainConfig:
+    num_envs: int = 512
+    max_env_steps: int = 20_000_000
+    max_minutes: float = 0.0
+    """Wall-time budget; 0 means none."""
+    seed: int = 0
+    stop_at_return: float | None = None
+    eval_interval: int = 10
+    """Iterations between evaluations (deterministic actions, evaluation resets)."""
+    eval_episodes: int = 4
+    checkpoint_interval: int = 50
+    torch_threads: int = 1
+    model: ModelConfig = field(default_factory=ModelConfig)
+    ppo: PPOConfig = field(default_factory=PPOConfig)
+
+    def validate(self) -> None:
+        if self.num_envs < 1:
+            raise ValueError(f"num_envs must be >= 1, got {self.num_envs}")
+        if self.max_env_steps < 1 or self.max_minutes < 0:
+            raise ValueError("max_env_steps must be >= 1 and max_minutes >= 0")
+        if self.eval_interval < 1 or self.eval_episodes < 1 or self.checkpoint_interval < 1:
+            raise ValueError("eval_interval, eval_episodes and checkpoint_interval must be >= 1")
+        if self.torch_threads < 1:
+            raise ValueError(f"torch_threads must be >= 1, got {self.torch_threads}")
+        self.model.validate()
+        self.ppo.validate()

@@ -1,0 +1,86 @@
+"""Training logs: TensorBoard events, metrics.csv and the learning-curve PNG."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+from simreal.policies.checkpoint import atomic_write_bytes
+
+CSV_FIELDS = (
+    "iteration",
+    "env_steps",
+    "wall_time_s",
+    "steps_per_s",
+    "train_return",
+    "train_episode_length",
+    "eval_return",
+    "value_loss",
+    "surrogate_loss",
+    "entropy",
+    "kl",
+    "learning_rate",
+    "action_std",
+    "unstable_resets",
+)
+
+
+class TrainingLogger:
+    def __init__(self, log_dir: Path, reward_terms: list[str]):
+        from torch.utils.tensorboard import SummaryWriter
+
+        self.log_dir = log_dir
+        log_dir.mkdir(parents=True, exist_ok=True)
+        self.fields = list(CSV_FIELDS) + [f"reward/{t}" for t in reward_terms]
+        self.csv_path = log_dir / "metrics.csv"
+        new = not self.csv_path.exists()
+        self._csv_file = self.csv_path.open("a", newline="")
+        self._csv = csv.DictWriter(self._csv_file, fieldnames=self.fields, extrasaction="ignore")
+        if new:
+            self._csv.writeheader()
+        self.tb = SummaryWriter(log_dir=str(log_dir))
+
+    def log(self, row: dict[str, float | int | None]) -> None:
+        self._csv.writerow({k: ("" if row.get(k) is None else row[k]) for k in self.fields})
+        self._csv_file.flush()
+        step = int(row["env_steps"])
+        for key, value in row.items():
+            if value is not None and key not in ("iteration", "env_steps"):
+                self.tb.add_scalar(key if "/" in key else f"train/{key}", float(value), step)
+
+    def write_curve(self) -> None:
+        """Plot train and evaluation return against env steps and wall time."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        rows = list(csv.DictReader(self.csv_path.open()))
+        if not rows:
+            return
+        fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+        for ax, x_key, label in (
+            (axes[0], "env_steps", "env steps"),
+            (axes[1], "wall_time_s", "wall time (s)"),
+        ):
+            x = [float(r[x_key]) for r in rows if r["train_return"]]
+            y = [float(r["train_return"]) for r in rows if r["train_return"]]
+            ax.plot(x, y, label="train (stochastic)")
+            ex = [float(r[x_key]) for r in rows if r["eval_return"]]
+            ey = [float(r["eval_return"]) for r in rows if r["eval_return"]]
+            ax.plot(ex, ey, "o-", label="evaluation (deterministic)")
+            ax.set_xlabel(label)
+            ax.set_ylabel("episode return")
+            ax.grid(alpha=0.3)
+        axes[0].legend()
+        fig.suptitle(self.log_dir.parent.name + " / " + self.log_dir.name)
+        fig.tight_layout()
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=90)
+        plt.close(fig)
+        atomic_write_bytes(self.log_dir / "curve.png", buf.getvalue())
+
+    def close(self) -> None:
+        self._csv_file.close()
+        self.tb.close()

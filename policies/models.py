@@ -1,0 +1,99 @@
+"""Actor-critic networks, including the decoupled-body actor.
+
+The decoupled actor gives every action group (for a humanoid: lower body, waist,
+upper body) its own MLP and its own action std; every group sees the whole
+observation, and their outputs are scattered into the group's action slots. One
+loss trains all of them together. The coupled actor is the one-group special case.
+"""
+
+from __future__ import annotations
+
+import torch
+from simreal.policies.config import ModelConfig
+from simreal.policies.normalizer import EmpiricalNormalization
+from torch import nn
+from torch.distributions import Normal
+
+ACTIVATIONS = {"elu": nn.ELU, "tanh": nn.Tanh, "relu": nn.ReLU}
+
+
+def mlp(n_in: int, hidden: tuple[int, ...], n_out: int, activation: str) -> nn.Sequential:
+    layers: list[nn.Module] = []
+    for width in hidden:
+        layers += [nn.Linear(n_in, width), ACTIVATIONS[activation]()]
+        n_in = width
+    layers.append(nn.Linear(n_in, n_out))
+    return nn.Sequential(*layers)
+
+
+class GroupedActor(nn.Module):
+    """One MLP and one log-std vector per action group; outputs land in the group's slots."""
+
+    def __init__(self, n_obs: int, groups: dict[str, tuple[int, ...]], cfg: ModelConfig):
+        super().__init__()
+        self.group_names = list(groups)
+        self.nets = nn.ModuleDict(
+            {
+                name: mlp(n_obs, cfg.actor_hidden, len(idx), cfg.activation)
+                for name, idx in groups.items()
+            }
+        )
+        self.log_std = nn.ParameterDict(
+            {
+                name: nn.Parameter(
+                    torch.full((len(idx),), float(torch.log(torch.tensor(cfg.init_std))))
+                )
+                for name, idx in groups.items()
+            }
+        )
+        order = [i for idx in groups.values() for i in idx]
+        if sorted(order) != list(range(len(order))):
+            raise ValueError(f"action groups must cover 0..{len(order) - 1} exactly once: {groups}")
+        self.register_buffer("slot_of", torch.argsort(torch.tensor(order)))
+        for net in self.nets.values():
+            nn.init.orthogonal_(net[-1].weight, gain=0.01)
+            nn.init.zeros_(net[-1].bias)
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        """Mean action (B, n_actions) in the environment's action order."""
+        stacked = torch.cat([self.nets[name](obs) for name in self.group_names], dim=1)
+        return stacked.index_select(1, self.slot_of)
+
+    def std(self) -> torch.Tensor:
+        stacked = torch.cat([self.log_std[name] for name in self.group_names])
+        return stacked.index_select(0, self.slot_of).exp()
+
+
+class ActorCritic(nn.Module):
+    """Gaussian policy over normalized observations, with an asymmetric critic."""
+
+    def __init__(
+        self,
+        n_obs: int,
+        n_critic_obs: int,
+        action_groups: dict[str, tuple[int, ...]],
+        cfg: ModelConfig,
+    ):
+        super().__init__()
+        n_actions = sum(len(idx) for idx in action_groups.values())
+        groups = action_groups if cfg.arch == "decoupled" else {"all": tuple(range(n_actions))}
+        self.action_groups = {name: tuple(idx) for name, idx in groups.items()}
+        self.obs_normalizer = EmpiricalNormalization(n_obs)
+        self.critic_obs_normalizer = EmpiricalNormalization(n_critic_obs)
+        self.actor = GroupedActor(n_obs, groups, cfg)
+        self.critic = mlp(n_critic_obs, cfg.critic_hidden, 1, cfg.activation)
+
+    def distribution(self, obs: torch.Tensor) -> Normal:
+        mean = self.actor(self.obs_normalizer(obs))
+        return Normal(mean, self.actor.std().expand_as(mean))
+
+    def act_inference(self, obs: torch.Tensor) -> torch.Tensor:
+        """Deterministic action: the mean, as deployed."""
+        return self.actor(self.obs_normalizer(obs))
+
+    def value(self, critic_obs: torch.Tensor) -> torch.Tensor:
+        return self.critic(self.critic_obs_normalizer(critic_obs)).squeeze(-1)
+
+    def update_normalizers(self, obs: torch.Tensor, critic_obs: torch.Tensor) -> None:
+        self.obs_normalizer.update(obs)
+        self.critic_obs_normalizer.update(critic_obs)

@@ -1,0 +1,34 @@
+"""Empirical observation normalization, kept inside the model so export carries it."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+class EmpiricalNormalization(nn.Module):
+    """Normalizes with the running mean and variance of every observation seen in training."""
+
+    def __init__(self, size: int, eps: float = 1e-2, clip: float = 10.0):
+        super().__init__()
+        self.eps = eps
+        self.clip = clip
+        self.register_buffer("mean", torch.zeros(size))
+        self.register_buffer("var", torch.ones(size))
+        self.register_buffer("count", torch.zeros((), dtype=torch.float64))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return ((x - self.mean) / torch.sqrt(self.var + self.eps)).clamp(-self.clip, self.clip)
+
+    @torch.no_grad()
+    def update(self, x: torch.Tensor) -> None:
+        """Merge a batch (B, size) into the running statistics (Chan's parallel formula)."""
+        n = x.shape[0]
+        total = self.count + n
+        batch_mean = x.mean(dim=0)
+        batch_var = x.var(dim=0, unbiased=False)
+        delta = batch_mean - self.mean
+        w = float(n / total)
+        self.mean += w * delta
+        self.var.copy_((1 - w) * self.var + w * batch_var + w * (1 - w) * delta.square())
+        self.count.copy_(total)

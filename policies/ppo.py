@@ -1,0 +1,117 @@
+"""Proximal policy optimization with an adaptive-KL learning rate."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from simreal.policies.config import PPOConfig
+from simreal.policies.models import ActorCritic
+from simreal.policies.storage import RolloutStorage
+from simreal.policies.vecenv import StepLike
+
+LR_BOUNDS = (1e-5, 1e-2)
+
+
+class PPO:
+    def __init__(self, model: ActorCritic, cfg: PPOConfig, storage: RolloutStorage, seed: int):
+        self.model = model
+        self.cfg = cfg
+        self.storage = storage
+        self.learning_rate = cfg.learning_rate
+        self.optimizer = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate)
+        self.generator = torch.Generator().manual_seed(seed)
+
+    @torch.no_grad()
+    def act(self, obs: torch.Tensor, critic_obs: torch.Tensor) -> torch.Tensor:
+        """Sample actions for a rollout step and record what the update will need."""
+        self.model.update_normalizers(obs, critic_obs)
+        dist = self.model.distribution(obs)
+        actions = dist.mean + dist.stddev * torch.randn(dist.mean.shape, generator=self.generator)
+        self._pending = {
+            "obs": obs,
+            "critic_obs": critic_obs,
+            "actions": actions,
+            "log_prob": dist.log_prob(actions).sum(-1),
+            "mean": dist.mean,
+            "std": dist.stddev,
+            "values": self.model.value(critic_obs),
+        }
+        return actions
+
+    @torch.no_grad()
+    def record(self, step: StepLike) -> None:
+        """Store the environment's answer; bootstrap the value where a time limit cut in."""
+        rewards = torch.from_numpy(np.asarray(step.reward, dtype=np.float32))
+        truncated = np.asarray(step.truncated)
+        if truncated.any():
+            ids = torch.from_numpy(np.flatnonzero(truncated))
+            final = torch.from_numpy(
+                np.asarray(step.final_critic_obs, dtype=np.float32)[ids.numpy()]
+            )
+            rewards = rewards.clone()
+            rewards[ids] += self.cfg.gamma * self.model.value(final)
+        dones = torch.from_numpy((np.asarray(step.terminated) | truncated).astype(np.float32))
+        self.storage.add(rewards=rewards, dones=dones, **self._pending)
+
+    @torch.no_grad()
+    def finish_rollout(self, critic_obs: torch.Tensor) -> None:
+        last_values = self.model.value(critic_obs)
+        self.storage.compute_returns(last_values, self.cfg.gamma, self.cfg.lam)
+
+    def update(self) -> dict[str, float]:
+        cfg = self.cfg
+        totals = {"value_loss": 0.0, "surrogate_loss": 0.0, "entropy": 0.0, "kl": 0.0}
+        n = 0
+        for _ in range(cfg.num_epochs):
+            for b in self.storage.minibatches(cfg.num_minibatches, self.generator):
+                dist = self.model.distribution(b.obs)
+                log_prob = dist.log_prob(b.actions).sum(-1)
+                values = self.model.value(b.critic_obs)
+                entropy = dist.entropy().sum(-1).mean()
+                kl = self._kl(b.old_mean, b.old_std, dist.mean, dist.stddev)
+                if cfg.schedule == "adaptive":
+                    self._adapt_learning_rate(kl)
+                ratio = torch.exp(log_prob - b.old_log_prob)
+                surrogate = torch.max(
+                    -b.advantages * ratio,
+                    -b.advantages * ratio.clamp(1 - cfg.clip, 1 + cfg.clip),
+                ).mean()
+                if cfg.clip_value_loss:
+                    clipped = b.old_values + (values - b.old_values).clamp(-cfg.clip, cfg.clip)
+                    value_loss = torch.max(
+                        (values - b.returns).square(), (clipped - b.returns).square()
+                    ).mean()
+                else:
+                    value_loss = (values - b.returns).square().mean()
+                loss = surrogate + cfg.value_coef * value_loss - cfg.entropy_coef * entropy
+                self.optimizer.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.max_grad_norm)
+                self.optimizer.step()
+                totals["value_loss"] += value_loss.item()
+                totals["surrogate_loss"] += surrogate.item()
+                totals["entropy"] += entropy.item()
+                totals["kl"] += kl
+                n += 1
+        out = {k: v / n for k, v in totals.items()}
+        out["learning_rate"] = self.learning_rate
+        out["action_std"] = float(self.model.actor.std().mean())
+        return out
+
+    @staticmethod
+    def _kl(old_mean, old_std, mean, std) -> float:
+        with torch.no_grad():
+            kl = (
+                torch.log(std / old_std)
+                + (old_std.square() + (old_mean - mean).square()) / (2.0 * std.square())
+                - 0.5
+            ).sum(-1)
+            return float(kl.mean())
+
+    def _adapt_learning_rate(self, kl: float) -> None:
+        if kl > 2.0 * self.cfg.desired_kl:
+            self.learning_rate = max(LR_BOUNDS[0], self.learning_rate / 1.5)
+        elif 0.0 < kl < 0.5 * self.cfg.desired_kl:
+            self.learning_rate = min(LR_BOUNDS[1], self.learning_rate * 1.5)
+        for group in self.optimizer.param_groups:
+            group["lr"] = self.learning_rate

@@ -1,0 +1,204 @@
+"""The training loop: collect, update, log, evaluate, checkpoint, repeat."""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from simreal.policies.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from simreal.policies.config import TrainConfig
+from simreal.policies.evaluate import evaluate
+from simreal.policies.logger import TrainingLogger
+from simreal.policies.models import ActorCritic
+from simreal.policies.ppo import PPO
+from simreal.policies.storage import RolloutStorage
+from simreal.policies.vecenv import VecEnv
+from tqdm import tqdm
+
+
+class OnPolicyRunner:
+    """Trains an ActorCritic with PPO on `env`, evaluating on `eval_env` when given."""
+
+    def __init__(
+        self,
+        env: VecEnv,
+        cfg: TrainConfig,
+        log_dir: Path,
+        eval_env: VecEnv | None = None,
+        reward_terms: list[str] | None = None,
+    ):
+        cfg.validate()
+        torch.manual_seed(cfg.seed)
+        torch.set_num_threads(cfg.torch_threads)
+        self.env, self.eval_env, self.cfg, self.log_dir = env, eval_env, cfg, log_dir
+        self.model = ActorCritic(env.num_obs, env.num_critic_obs, env.action_groups, cfg.model)
+        storage = RolloutStorage(
+            cfg.ppo.num_steps_per_env,
+            env.num_envs,
+            env.num_obs,
+            env.num_critic_obs,
+            env.num_actions,
+        )
+        self.ppo = PPO(self.model, cfg.ppo, storage, cfg.seed)
+        self.reward_terms = reward_terms or []
+        self.iteration = 0
+        self.env_steps = 0
+        self.wall_time_s = 0.0
+        self.best_eval_return: float | None = None
+        self.last_eval: dict[str, Any] | None = None
+        self.stopped_by: str | None = None
+
+    @property
+    def checkpoint_dir(self) -> Path:
+        return self.log_dir / "checkpoints"
+
+    def model_spec(self) -> dict[str, Any]:
+        """What it takes to rebuild the network without the environment."""
+        return {
+            "n_obs": self.env.num_obs,
+            "n_critic_obs": self.env.num_critic_obs,
+            "action_groups": {k: list(v) for k, v in self.env.action_groups.items()},
+        }
+
+    def save(self) -> Path:
+        state = {
+            "model": self.model.state_dict(),
+            "optimizer": self.ppo.optimizer.state_dict(),
+            "learning_rate": self.ppo.learning_rate,
+            "generator": self.ppo.generator.get_state(),
+            "torch_rng": torch.get_rng_state(),
+            "iteration": self.iteration,
+            "env_steps": self.env_steps,
+            "wall_time_s": self.wall_time_s,
+            "best_eval_return": self.best_eval_return,
+            "model_spec": self.model_spec(),
+            "model_cfg": self.cfg.model,
+        }
+        return save_checkpoint(self.checkpoint_dir, self.iteration, state)
+
+    def resume(self) -> Path:
+        path = latest_checkpoint(self.checkpoint_dir)
+        if path is None:
+            raise FileNotFoundError(f"{self.checkpoint_dir}: no checkpoint to resume from")
+        state = load_checkpoint(path)
+        self.model.load_state_dict(state["model"])
+        self.ppo.optimizer.load_state_dict(state["optimizer"])
+        self.ppo.learning_rate = state["learning_rate"]
+        self.ppo.generator.set_state(state["generator"])
+        torch.set_rng_state(state["torch_rng"])
+        self.iteration = state["iteration"]
+        self.env_steps = state["env_steps"]
+        self.wall_time_s = state["wall_time_s"]
+        self.best_eval_return = state["best_eval_return"]
+        return path
+
+    def policy_fn(self):
+        def act(obs: np.ndarray) -> np.ndarray:
+            with torch.inference_mode():
+                return self.model.act_inference(torch.from_numpy(obs)).numpy()
+
+        return act
+
+    def learn(self) -> None:
+        """Train until the step or time budget is spent or evaluation reaches the target."""
+        cfg = self.cfg
+        logger = TrainingLogger(self.log_dir, self.reward_terms)
+        bar = tqdm(
+            total=cfg.max_env_steps,
+            initial=self.env_steps,
+            unit="step",
+            unit_scale=True,
+            dynamic_ncols=True,
+        )
+        try:
+            self._loop(logger, bar)
+        except KeyboardInterrupt:
+            self.stopped_by = "interrupted"
+            raise
+        finally:
+            bar.close()
+            self.save()
+            logger.write_curve()
+            logger.close()
+
+    def _loop(self, logger: TrainingLogger, bar: tqdm) -> None:
+        cfg = self.cfg
+        obs_np, critic_np = self.env.reset()
+        obs, critic_obs = torch.from_numpy(obs_np), torch.from_numpy(critic_np)
+        recent_returns: deque[float] = deque(maxlen=100)
+        recent_lengths: deque[float] = deque(maxlen=100)
+        batch_steps = cfg.ppo.num_steps_per_env * self.env.num_envs
+        start = time.perf_counter() - self.wall_time_s
+        while self.stopped_by is None:
+            t0 = time.perf_counter()
+            terms: dict[str, list[float]] = {}
+            unstable = 0
+            with torch.inference_mode():
+                for _ in range(cfg.ppo.num_steps_per_env):
+                    actions = self.ppo.act(obs, critic_obs)
+                    step = self.env.step(actions.numpy())
+                    self.ppo.record(step)
+                    obs, critic_obs = torch.from_numpy(step.obs), torch.from_numpy(step.critic_obs)
+                    unstable += int(step.info.get("unstable_resets", 0))
+                    episode = step.info.get("episode")
+                    if episode:
+                        recent_returns.extend(np.asarray(episode["return"]).tolist())
+                        recent_lengths.extend(np.asarray(episode["length"]).tolist())
+                        for name in self.reward_terms:
+                            terms.setdefault(name, []).extend(episode[f"reward/{name}"].tolist())
+                self.ppo.finish_rollout(critic_obs)
+            losses = self.ppo.update()
+            self.iteration += 1
+            self.env_steps += batch_steps
+            self.wall_time_s = time.perf_counter() - start
+            eval_return = self._maybe_evaluate()
+            row = {
+                "iteration": self.iteration,
+                "env_steps": self.env_steps,
+                "wall_time_s": round(self.wall_time_s, 3),
+                "steps_per_s": round(batch_steps / (time.perf_counter() - t0), 1),
+                "train_return": float(np.mean(recent_returns)) if recent_returns else None,
+                "train_episode_length": float(np.mean(recent_lengths)) if recent_lengths else None,
+                "eval_return": eval_return,
+                "unstable_resets": unstable,
+                **losses,
+                **{f"reward/{k}": float(np.mean(v)) for k, v in terms.items()},
+            }
+            logger.log(row)
+            bar.update(batch_steps)
+            bar.set_postfix(
+                sps=f"{row['steps_per_s']:.0f}",
+                ret=f"{row['train_return'] or 0:.1f}",
+                eval=f"{self.best_eval_return or 0:.1f}",
+                refresh=False,
+            )
+            if self.iteration % cfg.checkpoint_interval == 0:
+                self.save()
+                logger.write_curve()
+            self._check_budget()
+
+    def _maybe_evaluate(self) -> float | None:
+        if self.eval_env is None or self.iteration % self.cfg.eval_interval:
+            return None
+        self.model.eval()
+        self.last_eval = evaluate(self.eval_env, self.policy_fn(), self.cfg.eval_episodes)
+        self.model.train()
+        value = self.last_eval["return_mean"]
+        if self.best_eval_return is None or value > self.best_eval_return:
+            self.best_eval_return = value
+        target = self.cfg.stop_at_return
+        if target is not None and value >= target:
+            self.stopped_by = f"evaluation return {value:.1f} >= {target:g}"
+        return value
+
+    def _check_budget(self) -> None:
+        if self.stopped_by:
+            return
+        if self.env_steps >= self.cfg.max_env_steps:
+            self.stopped_by = f"step budget {self.cfg.max_env_steps}"
+        elif self.cfg.max_minutes and self.wall_time_s >= 60.0 * self.cfg.max_minutes:
+            self.stopped_by = f"time budget {self.cfg.max_minutes:g} min"

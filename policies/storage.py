@@ -1,0 +1,83 @@
+"""Rollout storage: (num_steps, num_envs, ...) tensors and GAE."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass
+class Batch:
+    obs: torch.Tensor
+    critic_obs: torch.Tensor
+    actions: torch.Tensor
+    old_log_prob: torch.Tensor
+    old_mean: torch.Tensor
+    old_std: torch.Tensor
+    old_values: torch.Tensor
+    advantages: torch.Tensor
+    returns: torch.Tensor
+
+
+class RolloutStorage:
+    def __init__(
+        self, num_steps: int, num_envs: int, n_obs: int, n_critic_obs: int, n_actions: int
+    ):
+        t, n = num_steps, num_envs
+        self.num_steps, self.num_envs = t, n
+        self.obs = torch.zeros(t, n, n_obs)
+        self.critic_obs = torch.zeros(t, n, n_critic_obs)
+        self.actions = torch.zeros(t, n, n_actions)
+        self.log_prob = torch.zeros(t, n)
+        self.mean = torch.zeros(t, n, n_actions)
+        self.std = torch.zeros(t, n, n_actions)
+        self.values = torch.zeros(t, n)
+        self.rewards = torch.zeros(t, n)
+        self.dones = torch.zeros(t, n)
+        self.advantages = torch.zeros(t, n)
+        self.returns = torch.zeros(t, n)
+        self.step = 0
+
+    def add(self, **fields: torch.Tensor) -> None:
+        for name, value in fields.items():
+            getattr(self, name)[self.step].copy_(value)
+        self.step += 1
+
+    def compute_returns(self, last_values: torch.Tensor, gamma: float, lam: float) -> None:
+        """Generalized advantage estimation; returns = advantages + values.
+
+        Time-limit truncations were already folded into the rewards by bootstrapping,
+        so `dones` here cuts the trace for both kinds of episode end.
+        """
+        gae = torch.zeros(self.num_envs)
+        for t in reversed(range(self.num_steps)):
+            next_values = last_values if t == self.num_steps - 1 else self.values[t + 1]
+            not_done = 1.0 - self.dones[t]
+            delta = self.rewards[t] + gamma * next_values * not_done - self.values[t]
+            gae = delta + gamma * lam * not_done * gae
+            self.advantages[t] = gae
+        self.returns = self.advantages + self.values
+        adv = self.advantages
+        self.advantages = (adv - adv.mean()) / (adv.std() + 1e-8)
+        self.step = 0
+
+    def minibatches(self, num_minibatches: int, generator: torch.Generator) -> Iterator[Batch]:
+        total = self.num_steps * self.num_envs
+        size = total // num_minibatches
+        order = torch.randperm(total, generator=generator)
+        flat = {
+            "obs": self.obs.flatten(0, 1),
+            "critic_obs": self.critic_obs.flatten(0, 1),
+            "actions": self.actions.flatten(0, 1),
+            "old_log_prob": self.log_prob.flatten(),
+            "old_mean": self.mean.flatten(0, 1),
+            "old_std": self.std.flatten(0, 1),
+            "old_values": self.values.flatten(),
+            "advantages": self.advantages.flatten(),
+            "returns": self.returns.flatten(),
+        }
+        for i in range(num_minibatches):
+            idx = order[i * size : (i + 1) * size]
+            yield Batch(**{name: value[idx] for name, value in flat.items()})

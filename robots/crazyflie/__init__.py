@@ -1,0 +1,24 @@
+"""Bitcraze Crazyflie 2.x in the X configuration (CF2X), as gym-pybullet-drones models it."""
+
+from simreal.robots.crazyflie.mjcf import build_mjcf
+from simreal.robots.crazyflie.params import MOTOR_NAMES, CrazyflieParams
+from simreal.robots.crazyflie.physics import (
+    PhysicsTerms,
+    downwash_force,
+    drag_force,
+    ground_effect_thrust,
+    motor_thrust,
+    motor_yaw_torque,
+)
+
+__all__ = [
+    "MOTOR_NAMES",
+    "CrazyflieParams",
+    "PhysicsTerms",
+    "build_mjcf",
+    "downwash_force",
+    "drag_force",
+    "ground_effect_thrust",
+    "motor_thrust",
+    "motor_yaw_torque",
+]

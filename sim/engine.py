@@ -1,0 +1,61 @@
+"""The engine interface shared by every batched simulator.
+
+Kept small on purpose so that PyBullet, MuJoCo Warp and Genesis can implement it:
+state arrays, a step of several physics substeps, resets that write state, and
+per-simulation model fields for domain randomization.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+
+class EngineError(RuntimeError):
+    """A simulation failed in a way the caller may recover from by resetting it."""
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """N simulations of one model.
+
+    Arrays are live (num_envs, ...) views: reading them after `step` gives the new state
+    and writing them changes what the next `step` simulates.
+    """
+
+    num_envs: int
+    physics_dt: float
+    qpos: np.ndarray
+    qvel: np.ndarray
+    ctrl: np.ndarray
+    act: np.ndarray
+    xfrc_applied: np.ndarray
+    """(num_envs, nbody, 6): external force and torque on each body's centre of mass, world frame."""
+
+    def step(self, substeps: int = 1) -> None:
+        """Advance every simulation by `substeps` physics steps at fixed controls."""
+
+    def reset(self, ids: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> None:
+        """Write a new state into simulations `ids` (no model reload); clears act and forces."""
+
+    def model_field(self, name: str) -> np.ndarray:
+        """Per-simulation copy (num_envs, ...) of a model field, writable for randomization."""
+
+    def commit_model(self, ids: np.ndarray | None = None) -> None:
+        """Recompute derived model constants after model fields were written."""
+
+    def unstable(self) -> np.ndarray:
+        """(num_envs,) bool: simulations whose state is not finite or has diverged."""
+
+
+ENGINES: tuple[str, ...] = ("mjbatch",)
+
+
+def make_engine(name: str, mjcf: str, num_envs: int, num_threads: int = 0) -> Engine:
+    """Build engine `name` for the MJCF string `mjcf`."""
+    if name == "mjbatch":
+        from simreal.sim.mjbatch_engine import MjBatchEngine
+
+        return MjBatchEngine.from_xml(mjcf, num_envs, num_threads)
+    raise ValueError(f"unknown engine {name!r}; available: {', '.join(ENGINES)}")

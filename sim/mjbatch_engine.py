@@ -1,0 +1,76 @@
+"""CPU MuJoCo through mjbatch: N simulations on a C++ thread pool, GIL released."""
+
+from __future__ import annotations
+
+import os
+
+import mjbatch
+import mujoco
+import numpy as np
+from simreal.sim.engine import EngineError
+
+DIVERGED_QVEL = 1e4
+"""A generalized velocity above this (m/s or rad/s) means the simulation blew up."""
+
+_BAD_STATE_WARNINGS = [
+    int(mujoco.mjtWarning.mjWARN_BADQPOS),
+    int(mujoco.mjtWarning.mjWARN_BADQVEL),
+    int(mujoco.mjtWarning.mjWARN_BADQACC),
+]
+
+
+class MjBatchEngine:
+    """The default engine: one template model, N integration states."""
+
+    def __init__(self, model: mujoco.MjModel, num_envs: int, num_threads: int = 0) -> None:
+        threads = num_threads or min(os.cpu_count() or 1, num_envs)
+        self.model = model
+        self.batch = mjbatch.Batch(model, num_envs, num_threads=threads)
+        self.num_envs = num_envs
+        self.num_threads = self.batch.num_threads
+        self.physics_dt = float(model.opt.timestep)
+        self.qpos = self.batch.bind("qpos")
+        self.qvel = self.batch.bind("qvel")
+        self.ctrl = self.batch.bind("ctrl")
+        self.act = self.batch.bind("act")
+        self.xfrc_applied = self.batch.bind("xfrc_applied")
+        self._warning = self.batch.bind("warning")
+        self._bad_seen = np.zeros(num_envs, dtype=np.int64)
+        self._expanded: dict[str, np.ndarray] = {}
+        self.batch.reset()
+
+    @classmethod
+    def from_xml(cls, mjcf: str, num_envs: int, num_threads: int = 0) -> MjBatchEngine:
+        return cls(mujoco.MjModel.from_xml_string(mjcf), num_envs, num_threads)
+
+    def step(self, substeps: int = 1) -> None:
+        try:
+            self.batch.step(nstep=substeps)
+        except RuntimeError as err:
+            raise EngineError(str(err)) from err
+
+    def reset(self, ids: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> None:
+        self.qpos[ids] = qpos
+        self.qvel[ids] = qvel
+        self.act[ids] = 0.0
+        self.xfrc_applied[ids] = 0.0
+
+    def model_field(self, name: str) -> np.ndarray:
+        if name not in self._expanded:
+            self._expanded[name] = self.batch.expand(name)
+        return self._expanded[name]
+
+    def commit_model(self, ids: np.ndarray | None = None) -> None:
+        self.batch.set_const(ids)
+
+    def unstable(self) -> np.ndarray:
+        """Non-finite or diverged state, or a MuJoCo instability warning since the last call.
+
+        MuJoCo resets a simulation itself when its state goes bad and counts a warning;
+        the counter is how such a silent reset is noticed.
+        """
+        bad = self._warning[:, _BAD_STATE_WARNINGS, 0].sum(axis=1, dtype=np.int64)
+        warned = bad != self._bad_seen
+        self._bad_seen = bad
+        finite = np.isfinite(self.qpos).all(axis=1) & np.isfinite(self.qvel).all(axis=1)
+        return warned | ~finite | (np.abs(self.qvel).max(axis=1) > DIVERGED_QVEL)

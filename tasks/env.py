@@ -1,0 +1,168 @@
+"""The batched task environment: episode bookkeeping shared by every task.
+
+A task subclass supplies the model, how actions become controls, its observation and
+reward terms (pure functions), terminations and resets; this base class steps the
+engine, sums and logs rewards per term, resets finished or diverged simulations by
+writing state, and hands PPO plain (num_envs, ...) float32 arrays.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+from simreal.sim import Engine, EngineError, make_engine
+
+RewardTerm = Callable[["TaskEnv"], np.ndarray]
+
+
+@dataclass
+class StepResult:
+    """What one control step returns; arrays lead with num_envs."""
+
+    obs: np.ndarray
+    critic_obs: np.ndarray
+    reward: np.ndarray
+    terminated: np.ndarray
+    truncated: np.ndarray
+    final_critic_obs: np.ndarray
+    """Critic observation of the state each episode ended in (valid where truncated)."""
+    info: dict = field(default_factory=dict)
+
+
+class TaskEnv(ABC):
+    """N copies of one task stepped together at the control rate."""
+
+    observation_layout: tuple[tuple[str, int], ...]
+    critic_observation_layout: tuple[tuple[str, int], ...]
+    action_groups: dict[str, tuple[int, ...]]
+    max_episode_steps: int
+    decimation: int
+
+    def __init__(self, mjcf: str, num_envs: int, engine: str, seed: int, num_threads: int = 0):
+        self.num_envs = num_envs
+        self.engine: Engine = make_engine(engine, mjcf, num_envs, num_threads)
+        self.rng = np.random.default_rng(seed)
+        self.episode_step = np.zeros(num_envs, dtype=np.int64)
+        self.episode_return = np.zeros(num_envs)
+        self.episode_terms: dict[str, np.ndarray] = {
+            name: np.zeros(num_envs) for name in self.reward_weights()
+        }
+        self.unstable_resets = 0
+
+    @property
+    def num_obs(self) -> int:
+        return sum(size for _, size in self.observation_layout)
+
+    @property
+    def num_critic_obs(self) -> int:
+        return sum(size for _, size in self.critic_observation_layout)
+
+    @property
+    def num_actions(self) -> int:
+        return sum(len(idx) for idx in self.action_groups.values())
+
+    @property
+    def control_dt(self) -> float:
+        return self.engine.physics_dt * self.decimation
+
+    @abstractmethod
+    def reward_weights(self) -> dict[str, float]:
+        """Named reward weights; a term with weight 0 is not computed."""
+
+    @abstractmethod
+    def reward_terms(self) -> dict[str, RewardTerm]:
+        """Reward term functions by name, each returning (num_envs,) unweighted values."""
+
+    @abstractmethod
+    def apply_action(self, action: np.ndarray) -> None:
+        """Turn (num_envs, num_actions) actions in [-1, 1] into engine controls."""
+
+    @abstractmethod
+    def observe(self) -> tuple[np.ndarray, np.ndarray]:
+        """Policy and critic observations, float32 (num_envs, n)."""
+
+    @abstractmethod
+    def terminated(self) -> np.ndarray:
+        """(num_envs,) bool: episodes that failed."""
+
+    @abstractmethod
+    def reset_state(self, ids: np.ndarray) -> None:
+        """Write initial states (and randomized parameters) for simulations `ids`."""
+
+    def simulate(self) -> None:
+        """Run one control period of physics; tasks with state-dependent forces override."""
+        self.engine.step(self.decimation)
+
+    def episode_metrics(self, ids: np.ndarray) -> dict[str, np.ndarray]:
+        """Task metrics of episodes ending now in simulations `ids` (before their reset)."""
+        return {}
+
+    def reset(self) -> tuple[np.ndarray, np.ndarray]:
+        self._reset_ids(np.arange(self.num_envs))
+        return self.observe()
+
+    def step(self, action: np.ndarray) -> StepResult:
+        self.apply_action(np.clip(action, -1.0, 1.0))
+        unstable = self._simulate_safely()
+        self.episode_step += 1
+        with np.errstate(invalid="ignore", over="ignore"):
+            return self._end_step(unstable)
+
+    def _end_step(self, unstable: np.ndarray) -> StepResult:
+        reward = np.zeros(self.num_envs)
+        terms = self.reward_terms()
+        for name, weight in self.reward_weights().items():
+            if weight == 0.0:
+                continue
+            value = weight * terms[name](self)
+            value[unstable] = 0.0
+            self.episode_terms[name] += value
+            reward += value
+        self.episode_return += reward
+        terminated = self.terminated() | unstable
+        truncated = (self.episode_step >= self.max_episode_steps) & ~terminated
+        _, final_critic_obs = self.observe()
+        info: dict = {"unstable_resets": int(unstable.sum())}
+        done_ids = np.flatnonzero(terminated | truncated)
+        if done_ids.size:
+            info["episode"] = self._finish_episodes(done_ids)
+            self._reset_ids(done_ids)
+        obs, critic_obs = self.observe()
+        return StepResult(
+            obs,
+            critic_obs,
+            reward.astype(np.float32),
+            terminated,
+            truncated,
+            final_critic_obs,
+            info,
+        )
+
+    def _simulate_safely(self) -> np.ndarray:
+        """Step physics; return which simulations diverged (their episodes end and reset)."""
+        try:
+            self.simulate()
+        except EngineError:
+            pass
+        unstable = self.engine.unstable()
+        self.unstable_resets += int(unstable.sum())
+        return unstable
+
+    def _finish_episodes(self, ids: np.ndarray) -> dict[str, np.ndarray]:
+        ended = {
+            "return": self.episode_return[ids].copy(),
+            "length": self.episode_step[ids].copy(),
+            **{f"reward/{n}": v[ids].copy() for n, v in self.episode_terms.items()},
+            **self.episode_metrics(ids),
+        }
+        return ended
+
+    def _reset_ids(self, ids: np.ndarray) -> None:
+        self.reset_state(ids)
+        self.episode_step[ids] = 0
+        self.episode_return[ids] = 0.0
+        for values in self.episode_terms.values():
+            values[ids] = 0.0

@@ -1,0 +1,43 @@
+"""Task registry: kebab-case names to a config class and an environment class."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from simreal.tasks.env import TaskEnv
+from simreal.tasks.quad_hover import QuadHoverConfig, QuadHoverEnv
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    name: str
+    summary: str
+    robot: str
+    config_cls: type
+    env_cls: type[TaskEnv]
+
+
+TASKS: dict[str, TaskSpec] = {
+    spec.name: spec
+    for spec in (
+        TaskSpec(
+            "quad-hover",
+            "Crazyflie 2.x rises from the ground and holds (0, 0, 1) with per-motor RPM "
+            "control (HoverAviary specification, 240 Hz physics, 30 Hz control, 8 s).",
+            "crazyflie",
+            QuadHoverConfig,
+            QuadHoverEnv,
+        ),
+    )
+}
+
+
+def get_task(name: str) -> TaskSpec:
+    if name not in TASKS:
+        raise KeyError(f"unknown task {name!r}; registered tasks: {', '.join(sorted(TASKS))}")
+    return TASKS[name]
+
+
+def make_env(name: str, cfg: Any, num_envs: int, engine: str = "mjbatch", seed: int = 0) -> TaskEnv:
+    return get_task(name).env_cls(cfg, num_envs=num_envs, engine=engine, seed=seed)
