@@ -8,6 +8,7 @@ writing state, and hands PPO plain (num_envs, ...) float32 arrays.
 
 from __future__ import annotations
 
+import contextlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -143,10 +144,8 @@ class TaskEnv(ABC):
 
     def _simulate_safely(self) -> np.ndarray:
         """Step physics; return which simulations diverged (their episodes end and reset)."""
-        try:
+        with contextlib.suppress(EngineError):
             self.simulate()
-        except EngineError:
-            pass
         unstable = self.engine.unstable()
         self.unstable_resets += int(unstable.sum())
         return unstable

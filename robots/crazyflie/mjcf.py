@@ -26,7 +26,7 @@ def build_mjcf(
     half_h = p.collision_height / 2.0
     sites = "\n".join(
         f'      <site name="{name}" pos="{x:.6f} {y:.6f} {z:.6f}" size="0.005" rgba="1 0 0 1"/>'
-        for name, (x, y, z) in zip(MOTOR_NAMES, p.rotor_offsets)
+        for name, (x, y, z) in zip(MOTOR_NAMES, p.rotor_offsets, strict=True)
     )
     lag = max(motor_lag_s, MIN_LAG_S)
     ratio = p.km / p.kf
@@ -34,7 +34,7 @@ def build_mjcf(
         f'    <general name="{name}" site="{name}" gear="0 0 1 0 0 {d * ratio:.9g}" '
         f'ctrllimited="true" ctrlrange="0 {p.max_thrust:.9g}" dyntype="filterexact" '
         f'dynprm="{lag:.9g}" actearly="true"/>'
-        for name, d in zip(MOTOR_NAMES, MOTOR_DIRECTIONS)
+        for name, d in zip(MOTOR_NAMES, MOTOR_DIRECTIONS, strict=True)
     )
     floor_xml = (
         '    <geom name="floor" type="plane" size="0 0 0.05" rgba="0.8 0.85 0.9 1"/>'

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 from simreal.robots.crazyflie import (
     CrazyflieParams,
@@ -30,7 +32,7 @@ class QuadHoverEnv(TaskEnv):
     robot = "crazyflie"
     observation_layout = POLICY_OBSERVATION
     critic_observation_layout = POLICY_OBSERVATION + PRIVILEGED_OBSERVATION
-    action_groups = {"motors": (0, 1, 2, 3)}
+    action_groups: ClassVar[dict[str, tuple[int, ...]]] = {"motors": (0, 1, 2, 3)}
 
     def __init__(
         self,
