@@ -50,3 +50,16 @@ def load_checkpoint(path: Path) -> dict[str, Any]:
         return torch.load(path, map_location="cpu", weights_only=False)
     except Exception as err:
         raise ValueError(f"{path}: not a readable simreal checkpoint ({err})") from err
+
+
+def load_actor_critic(path: Path):
+    """Rebuild the trained ActorCritic from a checkpoint alone (no environment needed)."""
+    from simreal.policies.models import ActorCritic
+
+    state = load_checkpoint(path)
+    spec = state["model_spec"]
+    groups = {name: tuple(idx) for name, idx in spec["action_groups"].items()}
+    model = ActorCritic(spec["n_obs"], spec["n_critic_obs"], groups, state["model_cfg"])
+    model.load_state_dict(state["model"])
+    model.eval()
+    return model

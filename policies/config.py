@@ -68,6 +68,7 @@ class TrainConfig:
     eval_interval: int = 10
     """Iterations between evaluations (deterministic actions, evaluation resets)."""
     eval_episodes: int = 4
+    """Episodes per evaluation, run side by side (one per evaluation environment)."""
     checkpoint_interval: int = 50
     torch_threads: int = 1
     model: ModelConfig = field(default_factory=ModelConfig)

@@ -10,38 +10,41 @@ from simreal.policies.vecenv import VecEnv
 Policy = Callable[[np.ndarray], np.ndarray]
 
 
-def evaluate(env: VecEnv, policy: Policy, episodes: int, max_steps: int = 100_000) -> dict:
-    """Run until `episodes` episodes have ended; return the mean and spread of their stats.
+def evaluate(env: VecEnv, policy: Policy, max_steps: int = 100_000) -> dict:
+    """Run the first episode of every environment to its end; summarize them.
 
-    Every key the environment reports per episode (return, length, task metrics such as
-    the final position error) is averaged; return_std and per-episode returns are added.
+    Only first episodes count, so short (failed) episodes that restart cannot crowd out
+    long ones. Every key the environment reports per episode (return, length, task
+    metrics such as the final position error) is averaged; return_std is added.
     """
     obs, _ = env.reset()
     ended: dict[str, list[float]] = {}
-    count = 0
+    finished = np.zeros(env.num_envs, dtype=bool)
     for _ in range(max_steps):
         step = env.step(policy(obs))
         obs = step.obs
+        done_ids = np.flatnonzero(np.asarray(step.terminated) | np.asarray(step.truncated))
+        first = ~finished[done_ids]
+        finished[done_ids] = True
         episode = step.info.get("episode")
-        if episode:
+        if episode and first.any():
             for key, values in episode.items():
-                ended.setdefault(key, []).extend(np.asarray(values, dtype=float).tolist())
-            count = len(ended["return"])
-            if count >= episodes:
-                break
-    if count < episodes:
+                ended.setdefault(key, []).extend(np.asarray(values, dtype=float)[first].tolist())
+        if finished.all():
+            break
+    if not finished.all():
         raise RuntimeError(
-            f"evaluation ended only {count} of {episodes} episodes in {max_steps} steps"
+            f"evaluation: {int((~finished).sum())} of {env.num_envs} episodes still running "
+            f"after {max_steps} steps"
         )
-    stats = {key: values[:episodes] for key, values in ended.items()}
-    returns = np.asarray(stats["return"])
+    returns = np.asarray(ended["return"])
     out = {
-        "episodes": episodes,
+        "episodes": int(returns.size),
         "return_mean": float(returns.mean()),
         "return_std": float(returns.std()),
-        "episode_length_mean": float(np.mean(stats["length"])),
+        "episode_length_mean": float(np.mean(ended["length"])),
     }
-    for key, values in stats.items():
+    for key, values in ended.items():
         if key not in ("return", "length"):
             out[key.replace("/", "_") + "_mean"] = float(np.mean(values))
     return out

@@ -95,7 +95,7 @@ class PPO:
                 n += 1
         out = {k: v / n for k, v in totals.items()}
         out["learning_rate"] = self.learning_rate
-        out["action_std"] = float(self.model.actor.std().mean())
+        out["action_std"] = float(self.model.actor.std().detach().mean())
         return out
 
     @staticmethod

@@ -185,7 +185,7 @@ class OnPolicyRunner:
         if self.eval_env is None or self.iteration % self.cfg.eval_interval:
             return None
         self.model.eval()
-        self.last_eval = evaluate(self.eval_env, self.policy_fn(), self.cfg.eval_episodes)
+        self.last_eval = evaluate(self.eval_env, self.policy_fn())
         self.model.train()
         value = self.last_eval["return_mean"]
         if self.best_eval_return is None or value > self.best_eval_return:

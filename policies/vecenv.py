@@ -18,7 +18,8 @@ class StepLike(Protocol):
     final_critic_obs: np.ndarray
     """Critic observation where an episode was cut by a time limit, for bootstrapping."""
     info: dict[str, Any]
-    """May hold "episode": {"return": (k,), "length": (k,), ...} for episodes ended now."""
+    """May hold "episode": {"return": (k,), "length": (k,), ...} for the k episodes ended
+    now, in the order of np.flatnonzero(terminated | truncated)."""
 
 
 class VecEnv(Protocol):

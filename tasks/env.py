@@ -44,6 +44,7 @@ class TaskEnv(ABC):
 
     def __init__(self, mjcf: str, num_envs: int, engine: str, seed: int, num_threads: int = 0):
         self.num_envs = num_envs
+        self.mjcf = mjcf
         self.engine: Engine = make_engine(engine, mjcf, num_envs, num_threads)
         self.rng = np.random.default_rng(seed)
         self.episode_step = np.zeros(num_envs, dtype=np.int64)
@@ -96,6 +97,21 @@ class TaskEnv(ABC):
     def simulate(self) -> None:
         """Run one control period of physics; tasks with state-dependent forces override."""
         self.engine.step(self.decimation)
+
+    def deployment_metadata(self) -> dict:
+        """What a deployed policy needs to know about this task, for the ONNX metadata.
+
+        Subclasses add their robot's joint (or motor) names in hardware order, default
+        positions, action scale and PD gains: a command is default + action_scale * action.
+        """
+        return {
+            "observation_names": [list(term) for term in self.observation_layout],
+            "action_groups": {name: list(idx) for name, idx in self.action_groups.items()},
+            "control_dt": self.control_dt,
+            "sim_dt": self.engine.physics_dt,
+            "decimation": self.decimation,
+            "obs_history": 0,
+        }
 
     def episode_metrics(self, ids: np.ndarray) -> dict[str, np.ndarray]:
         """Task metrics of episodes ending now in simulations `ids` (before their reset)."""

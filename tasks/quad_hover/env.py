@@ -6,6 +6,7 @@ from typing import ClassVar
 
 import numpy as np
 from simreal.robots.crazyflie import (
+    MOTOR_NAMES,
     CrazyflieParams,
     build_mjcf,
     drag_force,
@@ -131,6 +132,19 @@ class QuadHoverEnv(TaskEnv):
             | (np.abs(roll) > c.max_tilt)
             | (np.abs(pitch) > c.max_tilt)
         )
+
+    def deployment_metadata(self) -> dict:
+        """A drone's "joints" are its motors: commands are RPM, default is hover, no PD."""
+        hover = self.params.hover_rpm
+        return {
+            **super().deployment_metadata(),
+            "robot": self.robot,
+            "joint_names": list(MOTOR_NAMES),
+            "default_joint_pos": [hover] * 4,
+            "action_scale": [self.cfg.action_rpm_scale * hover] * 4,
+            "kp": [],
+            "kd": [],
+        }
 
     def episode_metrics(self, ids: np.ndarray) -> dict[str, np.ndarray]:
         final = np.linalg.norm(self.target - self.engine.qpos[ids, 0:3], axis=1)

@@ -1,0 +1,3 @@
+from simreal.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,161 @@
+"""The `simreal` command: parses, wires the parts together, prints."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from simreal import __version__
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return args.func(args) or 0
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except (ValueError, KeyError, FileNotFoundError) as err:
+        message = err.args[0] if isinstance(err, KeyError) and err.args else err
+        print(f"simreal {args.command}: error: {message}", file=sys.stderr)
+        return 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="simreal", description=__doc__)
+    p.add_argument("--version", action="version", version=f"simreal {__version__}")
+    sub = p.add_subparsers(dest="command")
+
+    s = sub.add_parser("tasks", help="list registered tasks")
+    s.set_defaults(func=cmd_tasks)
+
+    s = sub.add_parser("train", help="train a task (or a Gymnasium env) with PPO")
+    s.add_argument("task", nargs="?", help="registered task name (see `simreal tasks`)")
+    s.add_argument("--gym", metavar="ENV_ID", help="train on a Gymnasium environment instead")
+    s.add_argument("--envs", type=int, help="parallel simulations (default 512; 16 for --gym)")
+    s.add_argument("--steps", type=int, help="env-step budget")
+    s.add_argument("--minutes", type=float, help="wall-time budget")
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--engine", default="mjbatch")
+    s.add_argument("--arch", choices=("decoupled", "coupled"))
+    s.add_argument("--stop-at-return", type=float, help="stop once evaluation reaches this return")
+    s.add_argument("--out", type=Path, default=Path("runs"), help="root of run directories")
+    s.add_argument(
+        "--resume", type=Path, metavar="RUN", help="continue a run from its last checkpoint"
+    )
+    s.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config field, e.g. task.action_rpm_scale=0.4 or train.ppo.gamma=0.98",
+    )
+    s.set_defaults(func=cmd_train)
+
+    s = sub.add_parser("eval", help="evaluate a run or an exported policy; prints JSON")
+    s.add_argument("policy", type=Path, metavar="RUN_OR_ONNX")
+    s.add_argument("--task", help="task (default: the one the policy was trained on)")
+    s.add_argument("--episodes", type=int, default=10)
+    s.add_argument("--engine", default="mjbatch")
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--video", type=Path, help="write an MP4 of the first episode")
+    s.add_argument("--json", type=Path, help="also write the metrics to this file")
+    s.set_defaults(func=cmd_eval)
+
+    s = sub.add_parser("export", help="export a run's policy to ONNX")
+    s.add_argument("run", type=Path)
+    s.add_argument("--out", type=Path, help="default: RUN/policy.onnx")
+    s.set_defaults(func=cmd_export)
+
+    s = sub.add_parser("bench", help="run the benchmarks")
+    s.add_argument("name", nargs="?", help="one benchmark (default: all)")
+    s.set_defaults(func=cmd_bench)
+    return p
+
+
+def cmd_tasks(args: argparse.Namespace) -> int:
+    from simreal.tasks import TASKS
+
+    width = max(len(name) for name in TASKS)
+    for name, spec in sorted(TASKS.items()):
+        print(f"{name:<{width}}  {spec.summary}")
+    return 0
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from simreal import training
+
+    if args.resume:
+        run_dir = args.resume
+        runner = training.resume_run(run_dir, steps=args.steps, minutes=args.minutes)
+    else:
+        if bool(args.task) == bool(args.gym):
+            raise ValueError("give a task name or --gym ENV_ID (not both)")
+        runner, run_dir = training.new_run(args)
+    print(f"run directory: {run_dir}", flush=True)
+    try:
+        runner.learn()
+    except KeyboardInterrupt:
+        print(f"interrupted; checkpoint saved. Resume with: simreal train --resume {run_dir}")
+        return 130
+    summary = {
+        "run_dir": str(run_dir),
+        "stopped_by": runner.stopped_by,
+        "env_steps": runner.env_steps,
+        "wall_time_s": round(runner.wall_time_s, 1),
+        "best_eval_return": runner.best_eval_return,
+    }
+    print(json.dumps(summary, indent=2))
+    print(run_dir)
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from simreal import evaluation
+
+    metrics = evaluation.evaluate_policy(
+        args.policy,
+        task=args.task,
+        episodes=args.episodes,
+        engine=args.engine,
+        seed=args.seed,
+        video=args.video,
+    )
+    text = json.dumps(metrics, indent=2)
+    if args.json:
+        args.json.write_text(text + "\n")
+    print(text)
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from simreal import evaluation
+
+    path = evaluation.export_run(args.run, args.out)
+    print(path)
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    import runpy
+
+    bench_dir = Path(__file__).resolve().parent.parent / "bench"
+    if not bench_dir.is_dir():
+        raise FileNotFoundError(f"{bench_dir}: benchmarks live in the source tree's bench/ folder")
+    scripts = sorted(p for p in bench_dir.glob("*.py") if not p.name.startswith("_"))
+    names = [p.stem for p in scripts]
+    if args.name:
+        if args.name not in names:
+            raise ValueError(f"unknown benchmark {args.name!r}; available: {', '.join(names)}")
+        scripts = [bench_dir / f"{args.name}.py"]
+    for script in scripts:
+        print(f"== {script.stem}", flush=True)
+        sys.argv = [str(script)]
+        runpy.run_path(str(script), run_name="__main__")
+    return 0

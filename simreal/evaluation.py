@@ -1,0 +1,123 @@
+"""Wiring for `simreal eval` and `simreal export`: load a policy, build the task, run it."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from simreal.config import from_plain
+from simreal.rundir import read_config
+
+Policy = Callable[[np.ndarray], np.ndarray]
+
+
+def load_policy(path: Path) -> tuple[Policy, dict[str, Any]]:
+    """A policy callable and the run config it came with, from a run dir or an ONNX file."""
+    if path.suffix == ".onnx":
+        from simreal.deploy.runtime import OnnxPolicy
+
+        policy = OnnxPolicy(path)
+        meta = policy.raw_metadata
+        config = {
+            "task": meta["task"],
+            "gym": json.loads(meta.get("gym", "false")),
+            "engine": "mjbatch",
+            "task_config": json.loads(meta["task_config"]) if "task_config" in meta else None,
+        }
+        return policy, config
+    if path.is_dir():
+        import torch
+
+        from simreal.policies.checkpoint import latest_checkpoint, load_actor_critic
+
+        config = read_config(path)
+        ckpt = latest_checkpoint(path / "checkpoints")
+        if ckpt is None:
+            raise FileNotFoundError(f"{path}: run has no checkpoint yet")
+        model = load_actor_critic(ckpt)
+
+        def act(obs: np.ndarray) -> np.ndarray:
+            with torch.inference_mode():
+                return model.act_inference(torch.from_numpy(obs)).numpy()
+
+        return act, config
+    raise FileNotFoundError(f"{path}: neither a run directory nor an .onnx file")
+
+
+def make_eval_env(config: dict[str, Any], num_envs: int, engine: str, seed: int, task: str | None):
+    if config.get("gym"):
+        from simreal.policies.gym_env import GymVecEnv
+
+        return GymVecEnv(task or config["task"], num_envs, seed=seed)
+    from simreal.tasks import get_task, make_env
+
+    spec = get_task(task or config["task"])
+    plain = config.get("task_config") if spec.name == config["task"] else None
+    task_cfg = from_plain(spec.config_cls, plain, "task.") if plain else spec.config_cls()
+    return make_env(
+        spec.name, dataclasses.replace(task_cfg, evaluation=True), num_envs, engine, seed
+    )
+
+
+def evaluate_policy(
+    path: Path,
+    task: str | None = None,
+    episodes: int = 10,
+    engine: str = "mjbatch",
+    seed: int = 0,
+    video: Path | None = None,
+) -> dict[str, Any]:
+    from simreal.policies.evaluate import evaluate
+
+    policy, config = load_policy(path)
+    env = make_eval_env(config, episodes, engine, seed, task)
+    metrics = {"policy": str(path), "task": task or config["task"], "engine": engine}
+    metrics.update(evaluate(env, policy))
+    if video is not None:
+        metrics["video"] = str(video)
+        metrics["video_frames"] = record_video(env, policy, video)
+    return metrics
+
+
+def record_video(env, policy: Policy, path: Path) -> int:
+    """Render the first episode of simulation 0 with MuJoCo's offscreen renderer."""
+    from simreal.sim.render import VideoRecorder, select_gl_backend
+
+    select_gl_backend()
+    if not hasattr(env, "mjcf"):
+        raise ValueError("--video needs a simreal task (MuJoCo scene), not a Gymnasium env")
+    fps = round(1.0 / env.control_dt)
+    with VideoRecorder(env.mjcf, fps=fps) as recorder:
+        obs, _ = env.reset()
+        recorder.add_frame(env.engine.qpos[0].copy())
+        for _ in range(env.max_episode_steps):
+            step = env.step(policy(obs))
+            if step.terminated[0] or step.truncated[0]:
+                break
+            obs = step.obs
+            recorder.add_frame(env.engine.qpos[0].copy())
+        return recorder.save(path)
+
+
+def export_run(run_dir: Path, out: Path | None = None) -> Path:
+    """Write RUN/policy.onnx (or `out`) with the metadata deployment needs."""
+    from simreal.policies.checkpoint import latest_checkpoint, load_actor_critic
+    from simreal.policies.export import export_onnx
+
+    config = read_config(run_dir)
+    ckpt = latest_checkpoint(run_dir / "checkpoints")
+    if ckpt is None:
+        raise FileNotFoundError(f"{run_dir}: run has no checkpoint to export")
+    model = load_actor_critic(ckpt)
+    env = make_eval_env(config, 1, config.get("engine", "mjbatch"), 0, None)
+    meta: dict[str, Any] = {"task": config["task"], "gym": bool(config.get("gym"))}
+    if config.get("gym"):
+        meta.update(robot="none", observation_names=[["obs", env.num_obs]])
+    else:
+        meta.update(env.deployment_metadata(), task_config=config["task_config"])
+    return export_onnx(model, out or run_dir / "policy.onnx", meta)

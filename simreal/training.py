@@ -1,0 +1,104 @@
+"""Wiring for `simreal train`: configs, run directory, environments and the runner."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from pathlib import Path
+from typing import Any
+
+from simreal import __version__
+from simreal.config import apply_overrides, from_plain, to_plain
+from simreal.policies import OnPolicyRunner, TrainConfig
+from simreal.rundir import new_run_dir, read_config, write_config
+
+GYM_DEFAULT_ENVS = 16
+
+
+def split_overrides(items: list[str]) -> tuple[list[str], list[str]]:
+    """`task.x=1` goes to the task config, `train.y=2` to the training config."""
+    task, train = [], []
+    for item in items:
+        head, _, rest = item.partition(".")
+        if head == "task":
+            task.append(rest)
+        elif head == "train":
+            train.append(rest)
+        else:
+            raise ValueError(f"--set {item!r}: keys start with 'task.' or 'train.'")
+    return task, train
+
+
+def build_envs(config: dict[str, Any]):
+    """Training and evaluation environments for a run config."""
+    train_cfg = from_plain(TrainConfig, config["train"], "train.")
+    if config.get("gym"):
+        from simreal.policies.gym_env import GymVecEnv
+
+        env = GymVecEnv(config["task"], train_cfg.num_envs, seed=train_cfg.seed)
+        eval_env = GymVecEnv(config["task"], train_cfg.eval_episodes, seed=train_cfg.seed + 10_000)
+        return env, eval_env, train_cfg, []
+    from simreal.tasks import get_task, make_env
+
+    spec = get_task(config["task"])
+    task_cfg = from_plain(spec.config_cls, config["task_config"], "task.")
+    env = make_env(spec.name, task_cfg, train_cfg.num_envs, config["engine"], train_cfg.seed)
+    eval_cfg = dataclasses.replace(task_cfg, evaluation=True)
+    eval_env = make_env(
+        spec.name, eval_cfg, train_cfg.eval_episodes, config["engine"], train_cfg.seed + 10_000
+    )
+    terms = [name for name, weight in env.reward_weights().items() if weight != 0.0]
+    return env, eval_env, train_cfg, terms
+
+
+def new_run(args: argparse.Namespace) -> tuple[OnPolicyRunner, Path]:
+    task_overrides, train_overrides = split_overrides(args.set)
+    train_cfg = TrainConfig(seed=args.seed, stop_at_return=args.stop_at_return)
+    if args.envs is not None:
+        train_cfg.num_envs = args.envs
+    elif args.gym:
+        train_cfg.num_envs = GYM_DEFAULT_ENVS
+    if args.steps is not None:
+        train_cfg.max_env_steps = args.steps
+    if args.minutes is not None:
+        train_cfg.max_minutes = args.minutes
+    if args.arch:
+        train_cfg.model.arch = args.arch
+    train_cfg = apply_overrides(train_cfg, train_overrides, "train.")
+    if args.gym:
+        if task_overrides:
+            raise ValueError("--set task.* does not apply to --gym environments")
+        name, task_plain = args.gym, None
+    else:
+        from simreal.tasks import get_task
+
+        spec = get_task(args.task)
+        name = spec.name
+        task_plain = to_plain(apply_overrides(spec.config_cls(), task_overrides, "task."))
+    config = {
+        "simreal_version": __version__,
+        "command": " ".join(["simreal", *sys.argv[1:]]),
+        "task": name,
+        "gym": bool(args.gym),
+        "engine": args.engine,
+        "task_config": task_plain,
+        "train": to_plain(train_cfg),
+    }
+    env, eval_env, train_cfg, terms = build_envs(config)
+    run_dir = new_run_dir(args.out, name.replace("/", "_"), train_cfg.seed)
+    write_config(run_dir, config)
+    return OnPolicyRunner(env, train_cfg, run_dir, eval_env=eval_env, reward_terms=terms), run_dir
+
+
+def resume_run(run_dir: Path, steps: int | None, minutes: float | None) -> OnPolicyRunner:
+    """Continue a run where its last checkpoint left it; budgets may be raised."""
+    config = read_config(run_dir)
+    env, eval_env, train_cfg, terms = build_envs(config)
+    if steps is not None:
+        train_cfg.max_env_steps = steps
+    if minutes is not None:
+        train_cfg.max_minutes = minutes
+    runner = OnPolicyRunner(env, train_cfg, run_dir, eval_env=eval_env, reward_terms=terms)
+    runner.resume()
+    return runner
