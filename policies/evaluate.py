@@ -46,5 +46,5 @@ def evaluate(env: VecEnv, policy: Policy, max_steps: int = 100_000) -> dict:
     }
     for key, values in ended.items():
         if key not in ("return", "length"):
-            out[key.replace("/", "_") + "_mean"] = float(np.mean(values))
+            out[key.replace("/", "_")] = float(np.mean(values))
     return out

@@ -1,10 +1,10 @@
 """Offscreen video of one simulation through MuJoCo's renderer, on machines without a display.
 
-MuJoCo chooses its OpenGL backend once per process, from MUJOCO_GL, when its GL context
-module is imported (which `import mujoco` does), and PyOpenGL chooses its platform from
-PYOPENGL_PLATFORM the first time it is imported. A Renderer creates its GL context from
-that choice, so `select_gl_backend` must run before the first Renderer: on a headless
-machine the default (GLFW) needs an X display and fails.
+MuJoCo chooses its OpenGL backend from MUJOCO_GL when its GL context module is imported
+(which `import mujoco` does), and PyOpenGL chooses its platform from PYOPENGL_PLATFORM the
+first time it is imported. A Renderer creates its GL context from those choices, so
+`select_gl_backend` must run before the first Renderer: unset, MUJOCO_GL means GLFW,
+which needs an X display and fails on a headless machine.
 """
 
 from __future__ import annotations
@@ -91,14 +91,17 @@ def _no_backend_message(errors: dict[str, str]) -> str:
 
 
 def _bind_mujoco_gl(backend: str) -> None:
-    """Re-import mujoco's GL context module if an earlier import chose another backend."""
-    if "mujoco.rendering.classic.renderer" not in sys.modules:
-        importlib.import_module("mujoco.rendering.classic.renderer")
-        mujoco.Renderer = sys.modules["mujoco.rendering.classic.renderer"].Renderer
-    gl_context = sys.modules["mujoco.rendering.classic.gl_context"]
+    """Make Renderers created from now on use `backend`, even if mujoco is already imported.
+
+    mujoco's GL context module read MUJOCO_GL when mujoco was imported (this module imports
+    mujoco too), so it is re-imported with the new value. If that first import failed (no
+    GLFW library), mujoco.Renderer is missing and is imported now.
+    """
+    gl_context = sys.modules.get("mujoco.rendering.classic.gl_context")
     context_class = getattr(gl_context, "GLContext", None)
-    if backend not in HEADLESS_GL_BACKENDS or (
-        context_class is not None and context_class.__module__ == f"mujoco.{backend}"
+    if gl_context is not None and (
+        backend not in HEADLESS_GL_BACKENDS
+        or (context_class is not None and context_class.__module__ == f"mujoco.{backend}")
     ):
         return
     platform = sys.modules.get("OpenGL.platform")
@@ -108,7 +111,13 @@ def _bind_mujoco_gl(backend: str) -> None:
             f"PyOpenGL is already loaded for {loaded}; set MUJOCO_GL={backend} and "
             f"PYOPENGL_PLATFORM={backend} before the process imports mujoco or OpenGL"
         )
-    importlib.reload(gl_context)
+    if gl_context is None:
+        gl_context = importlib.import_module("mujoco.rendering.classic.gl_context")
+    else:
+        importlib.reload(gl_context)
+    renderer = importlib.import_module("mujoco.rendering.classic.renderer")
+    mujoco.GLContext = gl_context.GLContext
+    mujoco.Renderer = renderer.Renderer
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,73 @@
+"""ONNX export of the deterministic policy, with what deployment needs in its metadata.
+
+The graph maps raw observations to actions: the observation normalizer is inside it,
+so the robot never has to reproduce training statistics. The metadata (task, robot,
+observation layout, joint order, gains, rates) lets the deploy runtime refuse a policy
+that does not fit the robot it is asked to drive.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import warnings
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+import onnx
+import torch
+from simreal.policies.checkpoint import atomic_write_bytes
+from simreal.policies.models import ActorCritic
+from torch import nn
+
+OPSET = 17
+
+
+class _Deterministic(nn.Module):
+    """Exports `act_inference` (normalizer plus mean action), not the training forward."""
+
+    def __init__(self, model: ActorCritic):
+        super().__init__()
+        self.model = model
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.model.act_inference(obs)
+
+
+def _simreal_version() -> str:
+    try:
+        return version("simreal")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+def export_onnx(model: ActorCritic, path: Path, metadata: dict[str, object]) -> Path:
+    """Write `model` as an ONNX policy: input `obs` (batch, n_obs), output `actions`.
+
+    Metadata values become strings (non-strings JSON-encoded), plus `simreal_version`
+    of the code that wrote the file, which overrides any value passed in. The file is
+    written atomically, so a reader never sees half a policy.
+    """
+    n_obs = model.obs_normalizer.mean.shape[0]
+    buffer = io.BytesIO()
+    # The TorchScript exporter is deprecated but exact and dependency-free for these MLPs.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        torch.onnx.export(
+            _Deterministic(model),
+            (torch.zeros(1, n_obs),),
+            buffer,
+            input_names=["obs"],
+            output_names=["actions"],
+            dynamic_axes={"obs": {0: "batch"}, "actions": {0: "batch"}},
+            opset_version=OPSET,
+            dynamo=False,
+        )
+    proto = onnx.load_model_from_string(buffer.getvalue())
+    props = {**metadata, "simreal_version": _simreal_version()}
+    for key, value in props.items():
+        entry = proto.metadata_props.add()
+        entry.key = key
+        entry.value = value if isinstance(value, str) else json.dumps(value)
+    atomic_write_bytes(path, proto.SerializeToString())
+    return path

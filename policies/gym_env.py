@@ -1,0 +1,117 @@
+"""Gymnasium environments behind the `VecEnv` protocol, so PPO trains on them unchanged.
+
+Sub-environments reset in the same step their episode ends (`AutoresetMode.SAME_STEP`),
+which keeps the observation each episode ended in for time-limit bootstrapping. The
+critic sees what the policy sees. Only Box action spaces fit the Gaussian policy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium.vector import AutoresetMode, SyncVectorEnv
+from gymnasium.wrappers import FlattenObservation
+
+
+@dataclass
+class GymStep:
+    """One step of every sub-environment; arrays lead with num_envs."""
+
+    obs: np.ndarray
+    critic_obs: np.ndarray
+    reward: np.ndarray
+    terminated: np.ndarray
+    truncated: np.ndarray
+    final_critic_obs: np.ndarray
+    """Observation each episode ended in where terminated or truncated; `obs` elsewhere."""
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+class GymVecEnv:
+    """`num_envs` copies of Gymnasium env `env_id`, stepped in this process.
+
+    Actions in [-1, 1] are clipped and mapped affinely onto the Box bounds; dimensions
+    with an infinite bound get the clipped action unscaled. Observations are flattened
+    to float32 (num_envs, num_obs).
+    """
+
+    def __init__(self, env_id: str, num_envs: int, seed: int = 0):
+        if num_envs < 1:
+            raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+        if env_id not in gymnasium.registry:
+            raise ValueError(
+                f"unknown Gymnasium id {env_id!r}; registered: "
+                + ", ".join(sorted(gymnasium.registry))
+            )
+        self.envs = SyncVectorEnv(
+            [lambda: FlattenObservation(gymnasium.make(env_id)) for _ in range(num_envs)],
+            autoreset_mode=AutoresetMode.SAME_STEP,
+        )
+        space = self.envs.single_action_space
+        if not isinstance(space, gymnasium.spaces.Box):
+            self.envs.close()
+            raise ValueError(
+                f"{env_id}: action space {space} is not supported; only Box (continuous) "
+                "action spaces are, as the PPO policy is Gaussian"
+            )
+        self.env_id = env_id
+        self.num_envs = num_envs
+        self.num_obs = self.num_critic_obs = int(self.envs.single_observation_space.shape[0])
+        self.num_actions = int(np.prod(space.shape))
+        self.action_groups = {"actions": tuple(range(self.num_actions))}
+        self._action_shape = (num_envs, *space.shape)
+        self._action_dtype = space.dtype
+        low = space.low.reshape(-1).astype(np.float64)
+        high = space.high.reshape(-1).astype(np.float64)
+        finite = np.isfinite(low) & np.isfinite(high)
+        self._action_center = np.where(finite, (high + low) / 2.0, 0.0)
+        self._action_half_range = np.where(finite, (high - low) / 2.0, 1.0)
+        self._seed: int | None = seed
+        self.episode_return = np.zeros(num_envs)
+        self.episode_length = np.zeros(num_envs, dtype=np.int64)
+
+    def reset(self) -> tuple[np.ndarray, np.ndarray]:
+        """Fresh episodes in every sub-environment; the seed applies to the first reset only."""
+        obs, _ = self.envs.reset(seed=self._seed)
+        self._seed = None
+        self.episode_return[:] = 0.0
+        self.episode_length[:] = 0
+        obs = np.asarray(obs, dtype=np.float32)
+        return obs, obs
+
+    def step(self, action: np.ndarray) -> GymStep:
+        """Step with (num_envs, num_actions) actions in [-1, 1]."""
+        scaled = self._action_center + self._action_half_range * np.clip(action, -1.0, 1.0)
+        obs, reward, terminated, truncated, info = self.envs.step(
+            scaled.reshape(self._action_shape).astype(self._action_dtype)
+        )
+        obs = np.asarray(obs, dtype=np.float32)
+        self.episode_return += reward
+        self.episode_length += 1
+        done = terminated | truncated
+        final_obs = obs.copy()
+        out_info: dict[str, Any] = {}
+        if done.any():
+            ids = np.flatnonzero(done)
+            final_obs[ids] = np.stack([info["final_obs"][i] for i in ids])
+            out_info["episode"] = {
+                "return": self.episode_return[ids].copy(),
+                "length": self.episode_length[ids].copy(),
+            }
+            self.episode_return[ids] = 0.0
+            self.episode_length[ids] = 0
+        return GymStep(
+            obs=obs,
+            critic_obs=obs,
+            reward=reward.astype(np.float32),
+            terminated=terminated,
+            truncated=truncated & ~terminated,
+            final_critic_obs=final_obs,
+            info=out_info,
+        )
+
+    def close(self) -> None:
+        self.envs.close()

@@ -1,0 +1,38 @@
+"""Offscreen rendering to MP4 on a headless machine (packages in .ci/apt-packages.txt)."""
+
+from __future__ import annotations
+
+import imageio.v2 as imageio
+import mujoco
+import numpy as np
+from simreal.robots.crazyflie import build_mjcf
+from simreal.sim.render import VideoRecorder
+
+NUM_FRAMES = 30
+WIDTH, HEIGHT = 640, 480
+
+
+def test_video_of_rising_drone(tmp_path):
+    mjcf = build_mjcf()
+    path = tmp_path / "hover.mp4"
+    with VideoRecorder(mjcf, width=WIDTH, height=HEIGHT, fps=30) as recorder:
+        qpos = np.zeros(recorder.model.nq)
+        qpos[3] = 1.0  # identity quaternion (w, x, y, z)
+        for z in np.linspace(0.0125, 1.0, NUM_FRAMES):
+            qpos[2] = z
+            recorder.add_frame(qpos)
+        assert recorder.save(path) == NUM_FRAMES
+
+    assert not list(tmp_path.glob(".*tmp*")), "temporary file left behind"
+    frames = np.stack(imageio.mimread(path, format="FFMPEG", memtest=False))
+    assert frames.shape == (NUM_FRAMES, HEIGHT, WIDTH, 3)
+    assert frames[0].std() > 5.0, "first frame is one colour"
+    assert np.abs(frames[0].astype(int) - frames[-1].astype(int)).mean() > 2.0
+
+
+def test_frame_larger_than_model_buffer_enlarges_a_copy():
+    model = mujoco.MjModel.from_xml_string(build_mjcf())
+    with VideoRecorder(model, width=800, height=600) as recorder:
+        recorder.add_frame(model.qpos0)
+        assert recorder.frames[0].shape == (600, 800, 3)
+    assert (model.vis.global_.offwidth, model.vis.global_.offheight) == (640, 480)
