@@ -36,3 +36,13 @@ def test_frame_larger_than_model_buffer_enlarges_a_copy():
         recorder.add_frame(model.qpos0)
         assert recorder.frames[0].shape == (600, 800, 3)
     assert (model.vis.global_.offwidth, model.vis.global_.offheight) == (640, 480)
+
+
+def test_named_model_camera():
+    mjcf = build_mjcf().replace(
+        "<worldbody>",
+        '<worldbody>\n    <camera name="side" pos="0 -1.5 0.5" xyaxes="1 0 0 0 0.3 1"/>',
+    )
+    with VideoRecorder(mjcf, width=64, height=48, camera="side") as recorder:
+        recorder.add_frame(recorder.model.qpos0)
+        assert recorder.frames[0].std() > 5.0
