@@ -23,25 +23,50 @@ TARGET = 474.0
 
 def train_one(seed: int, minutes: float, out: Path, extra: list[str]) -> dict:
     cmd = [
-        sys.executable, "-m", "simreal", "train", "quad-hover", "--seed", str(seed),
-        "--minutes", str(minutes), "--stop-at-return", str(TARGET), "--out", str(out), *extra,
+        sys.executable,
+        "-m",
+        "simreal",
+        "train",
+        "quad-hover",
+        "--seed",
+        str(seed),
+        "--minutes",
+        str(minutes),
+        "--stop-at-return",
+        str(TARGET),
+        "--out",
+        str(out),
+        *extra,
     ]
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
     wall = time.perf_counter() - t0
     run_dir = Path(proc.stdout.strip().splitlines()[-1])
     summary = json.loads(proc.stdout[proc.stdout.index("{") : proc.stdout.rindex("}") + 1])
-    subprocess.run([sys.executable, "-m", "simreal", "export", str(run_dir)], check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "simreal", "export", str(run_dir)], check=True, capture_output=True
+    )
     onnx_eval = json.loads(
         subprocess.run(
-            [sys.executable, "-m", "simreal", "eval", str(run_dir / "policy.onnx"), "--episodes", "4"],
-            capture_output=True, text=True, check=True,
+            [
+                sys.executable,
+                "-m",
+                "simreal",
+                "eval",
+                str(run_dir / "policy.onnx"),
+                "--episodes",
+                "4",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout
     )
     return {
         "seed": seed,
         "run_dir": str(run_dir),
-        "reached": summary["best_eval_return"] is not None and summary["best_eval_return"] >= TARGET,
+        "reached": summary["best_eval_return"] is not None
+        and summary["best_eval_return"] >= TARGET,
         "train_wall_time_s": summary["wall_time_s"],
         "process_wall_time_s": round(wall, 1),
         "env_steps": summary["env_steps"],

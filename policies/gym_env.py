@@ -48,6 +48,7 @@ class GymVecEnv:
             )
         self.envs = SyncVectorEnv(
             [lambda: FlattenObservation(gymnasium.make(env_id)) for _ in range(num_envs)],
+            copy=True,  # a new obs array each step: rollout storage holds the last one
             autoreset_mode=AutoresetMode.SAME_STEP,
         )
         space = self.envs.single_action_space
@@ -83,7 +84,10 @@ class GymVecEnv:
         return obs, obs
 
     def step(self, action: np.ndarray) -> GymStep:
-        """Step with (num_envs, num_actions) actions in [-1, 1]."""
+        """Step with (num_envs, num_actions) actions in [-1, 1].
+
+        An episode both terminated and truncated counts as terminated: no bootstrapping.
+        """
         scaled = self._action_center + self._action_half_range * np.clip(action, -1.0, 1.0)
         obs, reward, terminated, truncated, info = self.envs.step(
             scaled.reshape(self._action_shape).astype(self._action_dtype)

@@ -35,7 +35,6 @@ class MjBatchEngine:
         self.act = self.batch.bind("act")
         self.xfrc_applied = self.batch.bind("xfrc_applied")
         self._warning = self.batch.bind("warning")
-        self._bad_seen = np.zeros(num_envs, dtype=np.int64)
         self._expanded: dict[str, np.ndarray] = {}
         self.batch.reset()
 
@@ -66,11 +65,14 @@ class MjBatchEngine:
     def unstable(self) -> np.ndarray:
         """Non-finite or diverged state, or a MuJoCo instability warning since the last call.
 
-        MuJoCo resets a simulation itself when its state goes bad and counts a warning;
-        the counter is how such a silent reset is noticed.
+        MuJoCo resets a simulation itself when its state goes bad and counts a warning
+        (entry [lastinfo, number]); the count is how such a silent reset is noticed. It is
+        zeroed after reading so that every later blow-up counts again.
         """
-        bad = self._warning[:, _BAD_STATE_WARNINGS, 0].sum(axis=1, dtype=np.int64)
-        warned = bad != self._bad_seen
-        self._bad_seen = bad
+        counts = self._warning[:, _BAD_STATE_WARNINGS, 1]
+        warned = (counts > 0).any(axis=1)
+        if warned.any():
+            counts[warned] = 0
+            self._warning[:, _BAD_STATE_WARNINGS, 1] = counts
         finite = np.isfinite(self.qpos).all(axis=1) & np.isfinite(self.qvel).all(axis=1)
         return warned | ~finite | (np.abs(self.qvel).max(axis=1) > DIVERGED_QVEL)

@@ -12,8 +12,20 @@ from simreal.cli import main
 @pytest.mark.slow
 def test_quad_hover_return_rises(tmp_path, capsys):
     code = main(
-        ["train", "quad-hover", "--envs", "512", "--steps", "600000", "--seed", "3",
-         "--out", str(tmp_path), "--set", "train.eval_interval=1000"]
+        [
+            "train",
+            "quad-hover",
+            "--envs",
+            "512",
+            "--steps",
+            "600000",
+            "--seed",
+            "3",
+            "--out",
+            str(tmp_path),
+            "--set",
+            "train.eval_interval=1000",
+        ]
     )
     assert code == 0
     run_dir = next((tmp_path / "quad-hover").iterdir())

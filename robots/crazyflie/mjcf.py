@@ -1,6 +1,7 @@
 """Build the Crazyflie's MuJoCo model from its parameters.
 
-Each motor is a site actuator whose control is its thrust in newtons: the gear carries
+Each motor is a site actuator whose control is its thrust in newtons (not limited here:
+the task clips rotor speed, and a randomized kf may exceed the nominal maximum thrust): the gear carries
 the thrust along the rotor axis and, in the same actuator, the reaction torque km/kf
 times the thrust about it. A first-order filter on each actuator models motor lag;
 its time constant is 0 nominally (as in gym-pybullet-drones) and randomized per
@@ -32,7 +33,7 @@ def build_mjcf(
     ratio = p.km / p.kf
     motors = "\n".join(
         f'    <general name="{name}" site="{name}" gear="0 0 1 0 0 {d * ratio:.9g}" '
-        f'ctrllimited="true" ctrlrange="0 {p.max_thrust:.9g}" dyntype="filterexact" '
+        f'ctrllimited="false" dyntype="filterexact" '
         f'dynprm="{lag:.9g}" actearly="true"/>'
         for name, d in zip(MOTOR_NAMES, MOTOR_DIRECTIONS, strict=True)
     )

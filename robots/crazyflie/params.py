@@ -63,11 +63,18 @@ class CrazyflieParams:
 
     @property
     def ground_effect_clip_height(self) -> float:
-        """Height below which ground effect stops growing (it diverges as h -> 0)."""
+        """Height below which ground effect stops growing (it diverges as h -> 0).
+
+        Relative to the thrust of all four motors, as gym-pybullet-drones defines it.
+        """
         return (
             0.25
             * self.prop_radius
             * math.sqrt(
-                15.0 * self.max_rpm**2 * self.kf * self.ground_effect_coeff / self.max_thrust
+                15.0
+                * self.max_rpm**2
+                * self.kf
+                * self.ground_effect_coeff
+                / (4.0 * self.max_thrust)
             )
         )

@@ -84,7 +84,8 @@ class QuadHoverEnv(TaskEnv):
     def apply_action(self, action: np.ndarray) -> None:
         self.last_action[:] = self.action
         self.action[:] = action
-        self.rpm[:] = self.params.hover_rpm * (1.0 + self.cfg.action_rpm_scale * action)
+        rpm = self.params.hover_rpm * (1.0 + self.cfg.action_rpm_scale * action)
+        self.rpm[:] = np.clip(rpm, 0.0, self.params.max_rpm)
         kf = self.params.kf * self.kf_scale[:, None]
         self.engine.ctrl[:] = motor_thrust(self.rpm, kf)
 

@@ -1,0 +1,172 @@
+"""The `simreal` command: listing, argument errors, and train -> export -> eval end to end."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+import yaml
+from onnx import TensorProto, helper, numpy_helper
+from simreal.policies.logger import CSV_FIELDS
+from simreal.tasks.quad_hover import QuadHoverConfig
+
+from simreal.cli import main
+from simreal.config import to_plain
+
+EVAL_KEYS = ("return_mean", "return_std", "episode_length_mean", "final_position_error_m")
+
+
+@pytest.fixture(autouse=True)
+def _work_in_tmp(tmp_path, monkeypatch):
+    """Relative paths (the default `runs/`) land in the test's folder, never in the repo."""
+    monkeypatch.chdir(tmp_path)
+
+
+def printed_json(text: str) -> dict:
+    return json.loads(text[text.index("{") : text.rindex("}") + 1])
+
+
+def test_tasks_lists_quad_hover(capsys):
+    assert main(["tasks"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any(re.match(r"quad-hover\s+\S", line) for line in lines)
+
+
+def test_python_m_simreal_tasks(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "simreal", "tasks"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert any(re.match(r"quad-hover\s+\S", line) for line in result.stdout.splitlines())
+
+
+def test_no_command_prints_help_and_fails(capsys):
+    assert main([]) == 2
+    assert "usage: simreal" in capsys.readouterr().out
+
+
+def test_unknown_task_exits_2_and_lists_the_registered_ones(tmp_path, capsys):
+    assert main(["train", "no-such-task", "--out", str(tmp_path / "runs")]) == 2
+    err = capsys.readouterr().err
+    assert "no-such-task" in err
+    assert "quad-hover" in err
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize(
+    ("override", "named"),
+    [
+        ("task.episode_s=abc", "task.episode_s"),
+        ("train.ppo.gamma=2", "train.ppo.gamma"),
+        ("task.action_rpm_scale=0", "action_rpm_scale"),
+        ("task.no_such_field=1", "no_such_field"),
+        ("train.num_envs=many", "train.num_envs"),
+    ],
+)
+def test_a_bad_override_exits_2_naming_the_field(tmp_path, capsys, override, named):
+    argv = ["train", "quad-hover", "--envs", "4", "--steps", "128", "--set", override]
+    assert main([*argv, "--out", str(tmp_path / "runs")]) == 2
+    err = capsys.readouterr().err
+    assert named in err
+    assert err.startswith("simreal train: error:")
+    assert not (tmp_path / "runs").exists()  # nothing started
+
+
+def test_eval_of_something_that_is_not_a_policy_exits_2(tmp_path, capsys):
+    assert main(["eval", str(tmp_path / "nothing-here")]) == 2
+    assert "nothing-here" in capsys.readouterr().err
+
+
+def test_eval_refuses_an_onnx_file_without_simreal_metadata(tmp_path, capsys):
+    weights = numpy_helper.from_array(np.zeros((22, 4), dtype=np.float32), "w")
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["obs", "w"], ["actions"])],
+        "plain",
+        [helper.make_tensor_value_info("obs", TensorProto.FLOAT, ["batch", 22])],
+        [helper.make_tensor_value_info("actions", TensorProto.FLOAT, ["batch", 4])],
+        initializer=[weights],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    path = tmp_path / "plain.onnx"
+    onnx.save(model, path)
+    assert main(["eval", str(path), "--episodes", "1"]) == 2
+    captured = capsys.readouterr()
+    assert "not a simreal policy" in captured.err
+    assert str(path) in captured.err
+    assert captured.out == ""
+
+
+def test_train_export_eval_end_to_end(tmp_path, capsys):
+    out = tmp_path / "runs"
+    argv = ["train", "quad-hover", "--envs", "64", "--steps", "20000", "--out", str(out)]
+    assert main(argv) == 0
+    stdout = capsys.readouterr().out
+    (run,) = (out / "quad-hover").iterdir()
+    assert re.fullmatch(r"\d{8}-\d{6}-0", run.name)
+    assert stdout.rstrip().endswith(str(run))
+    summary = printed_json(stdout)
+    assert summary["env_steps"] == 20480  # ten iterations of 64 x 32 steps
+    assert summary["stopped_by"] == "step budget 20000"
+    assert summary["best_eval_return"] is not None  # evaluated at iteration 10
+
+    config = yaml.safe_load((run / "config.yaml").read_text())
+    assert config["task"] == "quad-hover" and config["engine"] == "mjbatch"
+    assert config["train"]["num_envs"] == 64
+    assert config["train"]["max_env_steps"] == 20000
+    assert config["task_config"] == to_plain(QuadHoverConfig())
+    assert [p.name for p in (run / "checkpoints").iterdir()] == ["model_000010.pt"]
+    with (run / "metrics.csv").open() as f:
+        reader = csv.DictReader(f)
+        rows = list(reader)
+    assert tuple(reader.fieldnames[: len(CSV_FIELDS)]) == CSV_FIELDS
+    assert "reward/hover" in reader.fieldnames
+    assert [int(r["iteration"]) for r in rows] == list(range(1, 11))
+    assert (run / "curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    events = list(run.glob("events.out.tfevents.*"))
+    assert len(events) == 1 and events[0].stat().st_size > 0
+
+    assert main(["export", str(run)]) == 0
+    onnx_path = run / "policy.onnx"
+    assert capsys.readouterr().out.strip() == str(onnx_path)
+    props = {p.key: p.value for p in onnx.load(onnx_path).metadata_props}
+    assert props["task"] == "quad-hover" and props["robot"] == "crazyflie"
+
+    json_file = tmp_path / "metrics.json"
+    assert main(["eval", str(run), "--episodes", "2", "--json", str(json_file)]) == 0
+    from_checkpoint = printed_json(capsys.readouterr().out)
+    assert json.loads(json_file.read_text()) == from_checkpoint
+    assert main(["eval", str(onnx_path), "--episodes", "2"]) == 0
+    from_onnx = printed_json(capsys.readouterr().out)
+    for metrics in (from_checkpoint, from_onnx):
+        assert metrics["episodes"] == 2
+        for key in EVAL_KEYS:
+            assert np.isfinite(metrics[key]), key
+        assert metrics["return_std"] == 0.0  # deterministic policy, identical starts
+    assert from_onnx["return_mean"] == pytest.approx(from_checkpoint["return_mean"], abs=1e-3)
+    assert from_onnx["episode_length_mean"] == from_checkpoint["episode_length_mean"]
+
+
+def test_eval_is_repeatable(tmp_path, capsys):
+    """Two evaluations of the same checkpoint print the same numbers."""
+    out = tmp_path / "runs"
+    assert main(["train", "quad-hover", "--envs", "8", "--steps", "256", "--out", str(out)]) == 0
+    (run,) = (out / "quad-hover").iterdir()
+    capsys.readouterr()
+    results = []
+    for _ in range(2):
+        assert main(["eval", str(run), "--episodes", "3", "--seed", "4"]) == 0
+        results.append(printed_json(capsys.readouterr().out))
+    assert results[0] == results[1]
+    assert Path(results[0]["policy"]) == run

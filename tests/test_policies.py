@@ -1,0 +1,353 @@
+"""PPO and its parts: the decoupled actor, normalization, GAE, determinism, checkpoints."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from simreal.policies import OnPolicyRunner, TrainConfig
+from simreal.policies.checkpoint import (
+    atomic_write_bytes,
+    latest_checkpoint,
+    load_actor_critic,
+    load_checkpoint,
+)
+from simreal.policies.config import ModelConfig, PPOConfig
+from simreal.policies.models import ActorCritic, GroupedActor
+from simreal.policies.normalizer import EmpiricalNormalization
+from simreal.policies.ppo import PPO
+from simreal.policies.storage import RolloutStorage
+from simreal.tasks import make_env
+from simreal.tasks.quad_hover import QuadHoverConfig
+
+from simreal.cli import main
+
+GROUPS = {"lower": (0, 1, 2), "waist": (3,), "upper": (4, 5)}
+N_OBS = 10
+SMALL = ModelConfig(actor_hidden=(16, 16), critic_hidden=(16,))
+
+
+@pytest.fixture(autouse=True)
+def _work_in_tmp(tmp_path, monkeypatch):
+    """MuJoCo appends its warnings to MUJOCO_LOG.TXT in the working directory: keep it here."""
+    monkeypatch.chdir(tmp_path)
+
+
+def observations(n: int, seed: int = 0) -> torch.Tensor:
+    return torch.from_numpy(np.random.default_rng(seed).normal(size=(n, N_OBS)).astype(np.float32))
+
+
+def grouped_actor(groups=GROUPS) -> GroupedActor:
+    torch.manual_seed(0)
+    return GroupedActor(N_OBS, groups, SMALL)
+
+
+def test_decoupled_actor_has_one_unshared_network_per_group():
+    actor = grouped_actor()
+    assert list(actor.nets) == ["lower", "waist", "upper"]
+    storages = {
+        name: {p.untyped_storage().data_ptr() for p in net.parameters()}
+        for name, net in actor.nets.items()
+    }
+    identities = {name: {id(p) for p in net.parameters()} for name, net in actor.nets.items()}
+    names = list(GROUPS)
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            assert not identities[a] & identities[b], (a, b)
+            assert not storages[a] & storages[b], (a, b)
+    for name, idx in GROUPS.items():
+        net = actor.nets[name]
+        assert net[0].in_features == N_OBS  # every group sees the whole observation
+        assert net[-1].out_features == len(idx)
+        assert actor.log_std[name].shape == (len(idx),)
+    # The actor's parameters are exactly the three networks and the three log-stds.
+    owned = set().union(*identities.values()) | {id(p) for p in actor.log_std.values()}
+    assert {id(p) for p in actor.parameters()} == owned
+
+
+def test_perturbing_the_waist_network_moves_only_action_slot_3():
+    actor = grouped_actor()
+    obs = observations(7)
+    with torch.no_grad():
+        before = actor(obs)
+        actor.nets["waist"][-1].bias += 0.5
+        after = actor(obs)
+    change = (after - before).abs()
+    assert torch.all(change[:, 3] > 0.49)
+    torch.testing.assert_close(
+        after[:, [0, 1, 2, 4, 5]], before[:, [0, 1, 2, 4, 5]], rtol=0, atol=0
+    )
+
+
+def test_each_group_has_its_own_action_std():
+    actor = grouped_actor()
+    std = actor.std()
+    torch.testing.assert_close(std, torch.full((6,), SMALL.init_std))
+    with torch.no_grad():
+        actor.log_std["waist"].fill_(float(np.log(3.0)))
+    expected = torch.full((6,), SMALL.init_std)
+    expected[3] = 3.0
+    torch.testing.assert_close(actor.std(), expected)
+
+
+def test_non_contiguous_groups_land_in_their_slots():
+    actor = grouped_actor({"a": (0, 2), "b": (1,)})
+    with torch.no_grad():
+        for name, bias in (("a", [10.0, 20.0]), ("b", [30.0])):
+            actor.nets[name][-1].weight.zero_()
+            actor.nets[name][-1].bias.copy_(torch.tensor(bias))
+        actor.log_std["a"].copy_(torch.log(torch.tensor([2.0, 4.0])))
+        actor.log_std["b"].copy_(torch.log(torch.tensor([3.0])))
+        out = actor(observations(4))
+    torch.testing.assert_close(out, torch.tensor([[10.0, 30.0, 20.0]]).expand(4, 3))
+    torch.testing.assert_close(actor.std(), torch.tensor([2.0, 3.0, 4.0]))
+
+
+def test_groups_must_cover_every_action_once():
+    with pytest.raises(ValueError, match="exactly once"):
+        GroupedActor(N_OBS, {"a": (0, 1), "b": (1, 2)}, SMALL)
+    with pytest.raises(ValueError, match="exactly once"):
+        GroupedActor(N_OBS, {"a": (0,), "b": (2,)}, SMALL)
+
+
+def test_coupled_arch_builds_one_network_for_all_actions():
+    coupled = ActorCritic(N_OBS, 12, GROUPS, ModelConfig(arch="coupled"))
+    assert list(coupled.actor.nets) == ["all"]
+    assert coupled.actor.nets["all"][-1].out_features == 6
+    assert coupled.actor.std().shape == (6,)
+    assert coupled.act_inference(observations(3)).shape == (3, 6)
+    decoupled = ActorCritic(N_OBS, 12, GROUPS, ModelConfig(arch="decoupled"))
+    assert list(decoupled.actor.nets) == list(GROUPS)
+
+
+def test_a_loss_on_slot_3_only_reaches_the_waist_network():
+    torch.manual_seed(0)
+    model = ActorCritic(N_OBS, 12, GROUPS, SMALL)
+    obs = observations(8)
+    dist = model.distribution(obs)
+    actions = dist.mean.detach() + 0.3
+    loss = -dist.log_prob(actions)[:, 3].sum()
+    loss.backward()
+    for name, net in model.actor.nets.items():
+        grads = [p.grad for p in net.parameters()]
+        if name == "waist":
+            assert all(g is not None and g.abs().sum() > 0 for g in grads)
+        else:
+            assert all(g is None or torch.all(g == 0) for g in grads), name
+    assert model.actor.log_std["waist"].grad.abs().sum() > 0
+    for name in ("lower", "upper"):
+        grad = model.actor.log_std[name].grad
+        assert grad is None or torch.all(grad == 0)
+
+
+def test_empirical_normalization_matches_numpy_over_batches():
+    rng = np.random.default_rng(0)
+    batches = [
+        rng.normal(loc=[1.0, -3.0, 100.0], scale=[0.5, 2.0, 10.0], size=(n, 3)).astype(np.float32)
+        for n in (5, 64, 1, 200, 17)
+    ]
+    norm = EmpiricalNormalization(3)
+    for batch in batches:
+        norm.update(torch.from_numpy(batch))
+    seen = np.concatenate(batches).astype(np.float64)
+    np.testing.assert_allclose(norm.mean.numpy(), seen.mean(axis=0), rtol=1e-5)
+    np.testing.assert_allclose(norm.var.numpy(), seen.var(axis=0), rtol=1e-4)
+    assert float(norm.count) == len(seen)
+    x = torch.from_numpy(batches[1])
+    expected = (seen[5:69] - seen.mean(0)) / np.sqrt(seen.var(0) + norm.eps)
+    np.testing.assert_allclose(norm(x).numpy(), np.clip(expected, -10, 10), rtol=1e-4, atol=1e-4)
+
+
+def gae_reference(rewards, values, dones, last_values, gamma, lam):
+    steps = rewards.shape[0]
+    adv = np.zeros_like(rewards)
+    running = np.zeros(rewards.shape[1])
+    for t in range(steps - 1, -1, -1):
+        next_v = last_values if t == steps - 1 else values[t + 1]
+        delta = rewards[t] + gamma * next_v * (1 - dones[t]) - values[t]
+        running = delta + gamma * lam * (1 - dones[t]) * running
+        adv[t] = running
+    return adv
+
+
+def test_gae_matches_a_numpy_reference():
+    rng = np.random.default_rng(1)
+    steps, envs, gamma, lam = 7, 3, 0.97, 0.9
+    rewards = rng.normal(size=(steps, envs))
+    values = rng.normal(size=(steps, envs))
+    dones = (rng.random((steps, envs)) < 0.25).astype(np.float64)
+    dones[2, 1] = 1.0
+    last = rng.normal(size=envs)
+    storage = RolloutStorage(steps, envs, 2, 2, 1)
+    for t in range(steps):
+        storage.add(
+            rewards=torch.tensor(rewards[t], dtype=torch.float32),
+            values=torch.tensor(values[t], dtype=torch.float32),
+            dones=torch.tensor(dones[t], dtype=torch.float32),
+        )
+    storage.compute_returns(torch.tensor(last, dtype=torch.float32), gamma, lam)
+    adv = gae_reference(rewards, values, dones, last, gamma, lam)
+    np.testing.assert_allclose(storage.returns.numpy(), adv + values, rtol=1e-5, atol=1e-5)
+    normalized = (adv - adv.mean()) / (adv.std(ddof=1) + 1e-8)
+    np.testing.assert_allclose(storage.advantages.numpy(), normalized, rtol=1e-4, atol=1e-5)
+    assert storage.step == 0
+
+
+class _Step:
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
+
+
+def test_time_limit_truncation_bootstraps_with_the_final_value():
+    torch.manual_seed(0)
+    model = ActorCritic(N_OBS, N_OBS, GROUPS, SMALL)
+    cfg = PPOConfig(num_steps_per_env=1, gamma=0.9)
+    ppo = PPO(model, cfg, RolloutStorage(1, 3, N_OBS, N_OBS, 6), seed=0)
+    obs = observations(3)
+    ppo.act(obs, obs)
+    final = observations(3, seed=5).numpy()
+    ppo.record(
+        _Step(
+            reward=np.array([1.0, 2.0, 3.0], dtype=np.float32),
+            terminated=np.array([False, False, True]),
+            truncated=np.array([False, True, False]),
+            final_critic_obs=final,
+        )
+    )
+    with torch.no_grad():
+        bootstrap = 0.9 * model.value(torch.from_numpy(final[1:2]))[0]
+    assert abs(float(bootstrap)) > 1e-4  # else the check below could not tell
+    expected = torch.stack([torch.tensor(1.0), 2.0 + bootstrap, torch.tensor(3.0)])
+    torch.testing.assert_close(ppo.storage.rewards[0], expected)
+    torch.testing.assert_close(ppo.storage.dones[0], torch.tensor([0.0, 1.0, 1.0]))
+
+
+ITERATION_STEPS = 16 * 32
+
+
+def quad_runner(seed: int, log_dir: Path, iterations: int = 2, env=None) -> OnPolicyRunner:
+    cfg = TrainConfig(num_envs=16, max_env_steps=iterations * ITERATION_STEPS, seed=seed)
+    env = env or make_env("quad-hover", QuadHoverConfig(), num_envs=16, seed=seed)
+    return OnPolicyRunner(env, cfg, log_dir, eval_env=None, reward_terms=["hover"])
+
+
+def trained_parameters(seed: int, log_dir: Path) -> dict[str, torch.Tensor]:
+    runner = quad_runner(seed, log_dir)
+    runner.learn()
+    assert runner.iteration == 2
+    return {k: v.clone() for k, v in runner.model.state_dict().items()}
+
+
+def test_training_is_deterministic_given_the_seed(tmp_path):
+    first = trained_parameters(0, tmp_path / "a")
+    second = trained_parameters(0, tmp_path / "b")
+    other = trained_parameters(1, tmp_path / "c")
+    assert first.keys() == second.keys() == other.keys()
+    for key in first:
+        torch.testing.assert_close(first[key], second[key], rtol=0, atol=0, msg=key)
+    assert any(not torch.equal(first[k], other[k]) for k in first)
+    initial = quad_runner(0, tmp_path / "d").model.state_dict()
+    assert any(not torch.equal(first[k], initial[k]) for k in first)  # it did learn
+
+
+def no_temporary_files(folder: Path) -> list[str]:
+    return [p.name for p in folder.rglob("*") if p.name.startswith(".") or "tmp" in p.name]
+
+
+def test_checkpoints_are_written_atomically(tmp_path):
+    runner = quad_runner(0, tmp_path / "run")
+    runner.learn()
+    checkpoints = runner.checkpoint_dir
+    assert sorted(p.name for p in checkpoints.iterdir()) == ["model_000002.pt"]
+    assert no_temporary_files(tmp_path) == []
+    state = load_checkpoint(checkpoints / "model_000002.pt")
+    assert state["iteration"] == 2 and state["env_steps"] == 2 * ITERATION_STEPS
+    model = load_actor_critic(checkpoints / "model_000002.pt")
+    obs = torch.from_numpy(runner.env.reset()[0])
+    torch.testing.assert_close(model.act_inference(obs), runner.model.act_inference(obs))
+
+
+def test_a_failed_atomic_write_keeps_the_old_file_and_no_temporary(tmp_path):
+    path = tmp_path / "model_000001.pt"
+    atomic_write_bytes(path, b"old")
+    with pytest.raises(TypeError):
+        atomic_write_bytes(path, "not bytes")  # type: ignore[arg-type]
+    assert path.read_bytes() == b"old"
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]
+
+
+def test_latest_checkpoint_orders_by_iteration_not_by_name(tmp_path):
+    for iteration in (9, 10, 100):
+        (tmp_path / f"model_{iteration}.pt").write_bytes(b"")
+    (tmp_path / "notes.pt").write_bytes(b"")
+    assert latest_checkpoint(tmp_path).name == "model_100.pt"
+    assert latest_checkpoint(tmp_path / "missing") is None
+
+
+def metrics_rows(run: Path) -> tuple[list[str], list[dict[str, str]]]:
+    text = (run / "metrics.csv").read_text()
+    return text.splitlines(), list(csv.DictReader(text.splitlines()))
+
+
+def test_resume_continues_the_run_and_appends_to_its_metrics(tmp_path, capsys):
+    argv = ["train", "quad-hover", "--envs", "16", "--steps", str(2 * ITERATION_STEPS)]
+    assert main([*argv, "--out", str(tmp_path)]) == 0
+    (run,) = (tmp_path / "quad-hover").iterdir()
+    lines_before, rows_before = metrics_rows(run)
+    assert [r["iteration"] for r in rows_before] == ["1", "2"]
+    capsys.readouterr()
+    assert main(["train", "--resume", str(run), "--steps", str(4 * ITERATION_STEPS)]) == 0
+    assert str(run) in capsys.readouterr().out
+    lines_after, rows_after = metrics_rows(run)
+    assert lines_after[: len(lines_before)] == lines_before  # appended, not rewritten
+    assert sum(line.startswith("iteration,") for line in lines_after) == 1
+    assert [r["iteration"] for r in rows_after] == ["1", "2", "3", "4"]
+    steps = [int(r["env_steps"]) for r in rows_after]
+    assert steps == [ITERATION_STEPS * i for i in (1, 2, 3, 4)]
+    wall = [float(r["wall_time_s"]) for r in rows_after]
+    assert wall == sorted(wall)
+    latest = latest_checkpoint(run / "checkpoints")
+    assert latest.name == "model_000004.pt"
+    assert load_checkpoint(latest)["iteration"] == 4
+    assert no_temporary_files(run) == []
+
+
+class InterruptOnStep:
+    """A VecEnv whose `calls`-th step raises KeyboardInterrupt, like Ctrl-C mid-rollout."""
+
+    def __init__(self, env, calls: int):
+        self.env, self.calls, self.steps = env, calls, 0
+
+    def __getattr__(self, name):
+        return getattr(self.env, name)
+
+    def reset(self):
+        return self.env.reset()
+
+    def step(self, action):
+        self.steps += 1
+        if self.steps == self.calls:
+            raise KeyboardInterrupt
+        return self.env.step(action)
+
+
+def test_keyboard_interrupt_leaves_a_loadable_latest_checkpoint(tmp_path):
+    env = InterruptOnStep(make_env("quad-hover", QuadHoverConfig(), num_envs=16), calls=32 + 10)
+    runner = quad_runner(0, tmp_path / "run", iterations=5, env=env)
+    with pytest.raises(KeyboardInterrupt):
+        runner.learn()
+    assert runner.stopped_by == "interrupted"
+    latest = latest_checkpoint(runner.checkpoint_dir)
+    assert latest is not None and latest.name == "model_000001.pt"
+    assert load_checkpoint(latest)["iteration"] == 1
+    model = load_actor_critic(latest)
+    for key, value in runner.model.state_dict().items():
+        torch.testing.assert_close(model.state_dict()[key], value, rtol=0, atol=0, msg=key)
+    assert no_temporary_files(tmp_path) == []
+    _, rows = metrics_rows(runner.log_dir)
+    assert [r["iteration"] for r in rows] == ["1"]
+    again = quad_runner(0, tmp_path / "run", iterations=5)
+    assert again.resume() == latest and again.iteration == 1

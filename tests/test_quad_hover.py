@@ -1,0 +1,285 @@
+"""`quad-hover`: observation layout, pure terms, resets, terminations, randomization, NaN."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from simreal.robots.crazyflie import CrazyflieParams
+from simreal.tasks import TASKS, make_env
+from simreal.tasks.quad_hover import (
+    POLICY_OBSERVATION,
+    QuadHoverConfig,
+    QuadHoverEnv,
+    QuadRandomization,
+    QuadState,
+    policy_observation,
+    rewards,
+)
+from simreal.tasks.quad_hover.observations import PRIVILEGED_OBSERVATION
+from simreal.tasks.rotations import quat_from_roll_pitch_yaw
+
+PARAMS = CrazyflieParams()
+GROUND_Z = PARAMS.collision_height / 2
+BASE = 1
+
+
+@pytest.fixture(autouse=True)
+def _work_in_tmp(tmp_path, monkeypatch):
+    """MuJoCo appends its warnings to MUJOCO_LOG.TXT in the working directory: keep it here."""
+    monkeypatch.chdir(tmp_path)
+
+
+def make(num_envs: int, seed: int = 0, **cfg) -> QuadHoverEnv:
+    env = QuadHoverEnv(QuadHoverConfig(**cfg), num_envs=num_envs, seed=seed, num_threads=1)
+    env.reset()
+    return env
+
+
+def write_poses(env: QuadHoverEnv, pos, roll_pitch=None) -> None:
+    """Place every simulation at rest at `pos` (N, 3), tilted by `roll_pitch` (N, 2)."""
+    pos = np.asarray(pos, dtype=float)
+    n = pos.shape[0]
+    rp = np.zeros((n, 2)) if roll_pitch is None else np.asarray(roll_pitch, dtype=float)
+    env.engine.qpos[:, 0:3] = pos
+    env.engine.qpos[:, 3:7] = quat_from_roll_pitch_yaw(rp[:, 0], rp[:, 1], np.zeros(n))
+    env.engine.qvel[:] = 0.0
+
+
+def hover_action(env: QuadHoverEnv) -> np.ndarray:
+    return np.zeros((env.num_envs, env.num_actions))
+
+
+def random_state(n: int, seed: int) -> QuadState:
+    rng = np.random.default_rng(seed)
+    quat = quat_from_roll_pitch_yaw(*rng.uniform(-0.5, 0.5, (3, n)))
+    return QuadState(
+        rng.uniform(-1, 1, (n, 3)), quat, rng.normal(size=(n, 3)), rng.normal(size=(n, 3))
+    )
+
+
+def test_observation_layout_sizes_sum_to_the_env_sizes():
+    assert sum(size for _, size in POLICY_OBSERVATION) == 22
+    assert sum(size for _, size in POLICY_OBSERVATION + PRIVILEGED_OBSERVATION) == 25
+    env = make(3)
+    assert env.num_obs == 22
+    assert env.num_critic_obs == 25
+    assert env.num_actions == 4
+    obs, critic = env.reset()
+    assert obs.shape == (3, 22) and obs.dtype == np.float32
+    assert critic.shape == (3, 25) and critic.dtype == np.float32
+    np.testing.assert_array_equal(critic[:, :22], obs)
+    meta = env.deployment_metadata()
+    assert sum(size for _, size in meta["observation_names"]) == env.num_obs
+
+
+def test_policy_observation_is_a_pure_function():
+    state = random_state(5, seed=0)
+    target = np.array([0.0, 0.0, 1.0])
+    action = np.random.default_rng(1).uniform(-1, 1, (5, 4))
+    copies = [a.copy() for a in (state.base_pos, state.base_quat, target, action)]
+    first = policy_observation(state, target, action)
+    second = policy_observation(state, target, action)
+    np.testing.assert_array_equal(first, second)
+    for before, after in zip(
+        copies, (state.base_pos, state.base_quat, target, action), strict=True
+    ):
+        np.testing.assert_array_equal(before, after)
+    assert first.shape == (5, 22) and first.dtype == np.float32
+    # Terms in layout order.
+    np.testing.assert_allclose(first[:, 0:3], target - state.base_pos, rtol=1e-6)
+    np.testing.assert_allclose(first[:, 12:15], state.base_lin_vel, rtol=1e-6)
+    np.testing.assert_allclose(first[:, 15:18], state.base_ang_vel, rtol=1e-6)
+    np.testing.assert_allclose(first[:, 18:22], action, rtol=1e-6)
+    rot = first[:, 3:12].reshape(5, 3, 3)
+    np.testing.assert_allclose(
+        rot @ rot.transpose(0, 2, 1), np.broadcast_to(np.eye(3), rot.shape), atol=1e-6
+    )
+
+
+def test_target_error_is_positive_when_the_drone_is_below_the_target():
+    level = np.array([[1.0, 0.0, 0.0, 0.0]])
+    state = QuadState(np.array([[0.2, -0.1, 0.4]]), level, np.zeros((1, 3)), np.zeros((1, 3)))
+    obs = policy_observation(state, np.array([0.0, 0.0, 1.0]), np.zeros((1, 4)))
+    np.testing.assert_allclose(obs[0, 0:3], [-0.2, 0.1, 0.6], rtol=1e-6)
+    np.testing.assert_allclose(obs[0, 3:12], np.eye(3).ravel())
+
+
+def test_env_observation_is_policy_observation_of_the_engine_state():
+    env = make(4, seed=2)
+    action = np.random.default_rng(0).uniform(-0.3, 0.3, (4, 4))
+    step = env.step(action)
+    running = ~(step.terminated | step.truncated)
+    assert running.any()
+    state = QuadState.from_free_joint(env.engine.qpos, env.engine.qvel)
+    expected = policy_observation(state, env.target, action)
+    np.testing.assert_array_equal(step.obs[running], expected[running])
+
+
+def test_hover_reward_is_max_of_zero_and_two_minus_distance_to_the_fourth():
+    pos = np.array([[0.0, 0.0, 1.0], [0.3, 0.0, 1.2], [0.5, -0.5, 0.6], [1.0, 1.0, 1.5]])
+    target = np.array([0.0, 0.0, 1.0])
+    d = np.sqrt(np.sum((pos - target) ** 2, axis=1))
+    by_hand = np.array([max(0.0, 2.0 - di**4) for di in d])
+    assert by_hand[0] == 2.0 and by_hand[3] == 0.0 and 0 < by_hand[2] < by_hand[1] < 2
+    np.testing.assert_allclose(rewards.hover(pos, target), by_hand, rtol=1e-12)
+    # The environment's reward is the same function of the state after its step.
+    env = make(4, evaluation=True)
+    write_poses(env, pos)
+    step = env.step(hover_action(env))
+    assert not (step.terminated | step.truncated).any()
+    after = env.engine.qpos[:, 0:3]
+    d_after = np.linalg.norm(after - target, axis=1)
+    np.testing.assert_allclose(step.reward, np.maximum(0.0, 2.0 - d_after**4), rtol=1e-6)
+    np.testing.assert_allclose(step.reward, by_hand, atol=1e-3)
+
+
+def test_evaluation_episodes_start_at_rest_on_the_ground_under_the_target():
+    env = make(6, seed=3, evaluation=True, random_init_fraction=1.0)
+    obs, _ = env.reset()
+    qpos, qvel = env.engine.qpos, env.engine.qvel
+    np.testing.assert_array_equal(qpos[:, 0:2], np.broadcast_to(env.target[:2], (6, 2)))
+    np.testing.assert_array_equal(qpos[:, 2], GROUND_Z)
+    hull = env.engine.model.geom("hull")
+    assert hull.size[1] == pytest.approx(GROUND_Z)  # the hull's bottom touches the floor
+    np.testing.assert_array_equal(qpos[:, 3:7], np.broadcast_to([1.0, 0, 0, 0], (6, 4)))
+    np.testing.assert_array_equal(qvel, 0.0)
+    np.testing.assert_allclose(obs[:, 2], env.target[2] - GROUND_Z, rtol=1e-6)
+    np.testing.assert_array_equal(obs[:, 18:22], 0.0)
+    # Training resets with random_init_fraction=1 start in the air instead.
+    train = make(6, seed=3, random_init_fraction=1.0)
+    assert np.all(train.engine.qpos[:, 2] > 0.1)
+
+
+def test_episodes_are_truncated_after_eight_seconds():
+    env = make(2, evaluation=True)
+    assert env.max_episode_steps == 240 == round(8.0 * 30)
+    for i in range(1, 241):
+        step = env.step(hover_action(env))
+        assert not step.terminated.any(), f"step {i}"
+        if i < 240:
+            assert not step.truncated.any(), f"step {i}"
+    assert step.truncated.all()
+    np.testing.assert_array_equal(step.info["episode"]["length"], [240, 240])
+    np.testing.assert_array_equal(env.episode_step, 0)
+
+
+def test_termination_outside_the_box_or_when_tilted():
+    cases = [  # (x, y, z, roll, pitch) -> terminated
+        ((1.6, 0.0, 1.0, 0.0, 0.0), True),
+        ((-1.6, 0.0, 1.0, 0.0, 0.0), True),
+        ((0.0, 1.6, 1.0, 0.0, 0.0), True),
+        ((0.0, 0.0, 2.1, 0.0, 0.0), True),
+        ((0.0, 0.0, 1.0, 0.5, 0.0), True),
+        ((0.0, 0.0, 1.0, 0.0, -0.5), True),
+        ((1.4, -1.4, 1.0, 0.0, 0.0), False),
+        ((0.0, 0.0, 1.9, 0.0, 0.0), False),
+        ((0.0, 0.0, 1.0, 0.3, -0.3), False),
+        ((0.0, 0.0, 1.0, 0.0, 0.0), False),
+    ]
+    env = make(len(cases), evaluation=True)
+    states = np.array([c for c, _ in cases])
+    write_poses(env, states[:, 0:3], states[:, 3:5])
+    step = env.step(hover_action(env))
+    np.testing.assert_array_equal(step.terminated, [t for _, t in cases])
+    assert not step.truncated.any()
+    ended = np.flatnonzero(step.terminated)
+    np.testing.assert_array_equal(step.info["episode"]["length"], np.ones(ended.size))
+    # Terminated simulations were reset for their next episode, on the ground.
+    np.testing.assert_array_equal(env.engine.qpos[ended, 2], GROUND_Z)
+
+
+RANGES = QuadRandomization(mass_scale=(0.7, 1.3), motor_lag_s=(0.02, 0.08))
+
+
+def test_randomization_samples_mass_and_motor_lag_per_simulation():
+    env = make(16, seed=5, randomization=RANGES)
+    mass = env.engine.model_field("body_mass")[:, BASE]
+    inertia = env.engine.model_field("body_inertia")[:, BASE]
+    lag = env.engine.model_field("actuator_dynprm")[:, :, 0]
+    assert np.unique(mass).size == 16
+    assert np.all((mass >= 0.7 * PARAMS.mass) & (mass <= 1.3 * PARAMS.mass))
+    np.testing.assert_allclose(mass, PARAMS.mass * env.mass_scale, rtol=1e-12)
+    np.testing.assert_allclose(inertia, np.outer(env.mass_scale, PARAMS.inertia), rtol=1e-12)
+    assert np.unique(lag[:, 0]).size == 16
+    assert np.all((lag >= 0.02) & (lag <= 0.08))
+    np.testing.assert_array_equal(lag, np.repeat(env.motor_lag_s[:, None], 4, axis=1))
+    _, critic = env.observe()
+    np.testing.assert_allclose(critic[:, 22], env.mass_scale, rtol=1e-6)
+    np.testing.assert_allclose(critic[:, 24], env.motor_lag_s, rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("ranges", "scale_of"),
+    [
+        (QuadRandomization(mass_scale=(0.7, 1.3)), "mass_scale"),
+        (QuadRandomization(motor_lag_s=(0.02, 0.2)), "motor_lag_s"),
+    ],
+)
+def test_randomized_parameters_change_the_dynamics(ranges, scale_of):
+    """At full thrust from the ground, heavier or slower-motored drones climb less."""
+    env = make(8, seed=6, randomization=ranges, random_init_fraction=0.0)
+    for _ in range(4):
+        env.step(np.ones((8, 4)))
+    z = env.engine.qpos[:, 2]
+    order = np.argsort(getattr(env, scale_of))
+    assert np.all(np.diff(z[order]) < 0)
+
+
+def test_evaluation_config_disables_randomization():
+    env = make(8, seed=5, randomization=RANGES, evaluation=True)
+    for _ in range(3):  # resets after episodes end must not randomize either
+        env.reset()
+    np.testing.assert_array_equal(env.engine.model_field("body_mass")[:, BASE], PARAMS.mass)
+    np.testing.assert_array_equal(
+        env.engine.model_field("actuator_dynprm")[:, :, 0],
+        env.engine.model.actuator_dynprm[None, :, 0].repeat(8, axis=0),
+    )
+    np.testing.assert_array_equal(env.mass_scale, 1.0)
+    np.testing.assert_array_equal(env.motor_lag_s, 0.0)
+
+
+def test_nan_in_one_simulation_ends_its_episode_and_the_others_continue():
+    env = make(4, seed=7, random_init_fraction=0.0)
+    for _ in range(3):
+        env.step(hover_action(env))
+    env.engine.qvel[2] = np.nan
+    step = env.step(hover_action(env))
+    np.testing.assert_array_equal(step.terminated, [False, False, True, False])
+    assert step.info["unstable_resets"] == 1
+    assert env.unstable_resets == 1
+    assert step.reward[2] == 0.0
+    np.testing.assert_array_equal(step.info["episode"]["length"], [4])
+    assert np.isfinite(env.engine.qpos).all() and np.isfinite(env.engine.qvel).all()
+    assert np.isfinite(step.obs).all() and np.isfinite(step.critic_obs).all()
+    np.testing.assert_array_equal(env.engine.qpos[2, 2], GROUND_Z)
+    np.testing.assert_array_equal(env.episode_step, [4, 4, 0, 4])
+    step = env.step(hover_action(env))
+    assert step.info["unstable_resets"] == 0 and env.unstable_resets == 1
+    np.testing.assert_array_equal(env.episode_step, [5, 5, 1, 5])
+
+
+@pytest.mark.parametrize("name", sorted(TASKS))
+def test_every_registered_task_steps_with_random_actions(name):
+    spec = TASKS[name]
+    env = make_env(name, spec.config_cls(), num_envs=8, seed=0)
+    obs, critic = env.reset()
+    assert np.isfinite(obs).all() and np.isfinite(critic).all()
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        step = env.step(rng.uniform(-1, 1, (8, env.num_actions)))
+        assert step.obs.shape == (8, env.num_obs)
+        assert step.critic_obs.shape == (8, env.num_critic_obs)
+        assert np.isfinite(step.obs).all() and np.isfinite(step.critic_obs).all()
+        assert np.isfinite(step.reward).all()
+    assert env.unstable_resets == 0
+
+
+def test_rotor_speed_is_clipped_to_the_motor_maximum():
+    cfg = QuadHoverConfig(action_rpm_scale=1.0, evaluation=True)
+    env = QuadHoverEnv(cfg, num_envs=2)
+    env.reset()
+    env.apply_action(np.array([[1.0, 1.0, 1.0, 1.0], [-1.0, -1.0, -1.0, -1.0]]))
+    params = CrazyflieParams()
+    np.testing.assert_allclose(env.rpm[0], params.max_rpm)
+    np.testing.assert_allclose(env.rpm[1], 0.0)
+    np.testing.assert_allclose(env.engine.ctrl[0], params.max_thrust)
