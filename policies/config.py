@@ -11,7 +11,7 @@ class ModelConfig:
     arch: Literal["decoupled", "coupled"] = "decoupled"
     """decoupled: one actor per action group; coupled: one actor for all actions."""
     actor_hidden: tuple[int, ...] = (64, 64)
-    critic_hidden: tuple[int, ...] = (128, 128)
+    critic_hidden: tuple[int, ...] = (64, 64)
     activation: Literal["elu", "tanh", "relu"] = "elu"
     init_std: float = 0.5
 

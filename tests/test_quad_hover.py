@@ -20,6 +20,8 @@ from simreal.tasks.rotations import quat_from_roll_pitch_yaw
 
 PARAMS = CrazyflieParams()
 GROUND_Z = PARAMS.collision_height / 2
+START_Z = GROUND_Z + 0.1
+"""Evaluation start height: HoverAviary's collision half-height + 0.1 m."""
 BASE = 1
 
 
@@ -133,17 +135,21 @@ def test_hover_reward_is_max_of_zero_and_two_minus_distance_to_the_fourth():
     np.testing.assert_allclose(step.reward, by_hand, atol=1e-3)
 
 
-def test_evaluation_episodes_start_at_rest_on_the_ground_under_the_target():
+def test_evaluation_episodes_start_at_rest_beneath_the_target_as_hoveraviary():
     env = make(6, seed=3, evaluation=True, random_init_fraction=1.0)
     obs, _ = env.reset()
     qpos, qvel = env.engine.qpos, env.engine.qvel
+    start_z = START_Z
     np.testing.assert_array_equal(qpos[:, 0:2], np.broadcast_to(env.target[:2], (6, 2)))
-    np.testing.assert_array_equal(qpos[:, 2], GROUND_Z)
+    np.testing.assert_allclose(qpos[:, 2], start_z)
     hull = env.engine.model.geom("hull")
-    assert hull.size[1] == pytest.approx(GROUND_Z)  # the hull's bottom touches the floor
+    assert hull.size[1] == pytest.approx(GROUND_Z)  # half-height: resting z on the floor
     np.testing.assert_array_equal(qpos[:, 3:7], np.broadcast_to([1.0, 0, 0, 0], (6, 4)))
     np.testing.assert_array_equal(qvel, 0.0)
-    np.testing.assert_allclose(obs[:, 2], env.target[2] - GROUND_Z, rtol=1e-6)
+    np.testing.assert_allclose(obs[:, 2], env.target[2] - start_z, rtol=1e-6)
+    on_ground = make(2, evaluation=True, start_height=0.0)
+    on_ground.reset()
+    np.testing.assert_array_equal(on_ground.engine.qpos[:, 2], GROUND_Z)
     np.testing.assert_array_equal(obs[:, 18:22], 0.0)
     # Training resets with random_init_fraction=1 start in the air instead.
     train = make(6, seed=3, random_init_fraction=1.0)
@@ -185,7 +191,7 @@ def test_termination_outside_the_box_or_when_tilted():
     ended = np.flatnonzero(step.terminated)
     np.testing.assert_array_equal(step.info["episode"]["length"], np.ones(ended.size))
     # Terminated simulations were reset for their next episode, on the ground.
-    np.testing.assert_array_equal(env.engine.qpos[ended, 2], GROUND_Z)
+    np.testing.assert_allclose(env.engine.qpos[ended, 2], START_Z)
 
 
 RANGES = QuadRandomization(mass_scale=(0.7, 1.3), motor_lag_s=(0.02, 0.08))
@@ -251,7 +257,7 @@ def test_nan_in_one_simulation_ends_its_episode_and_the_others_continue():
     np.testing.assert_array_equal(step.info["episode"]["length"], [4])
     assert np.isfinite(env.engine.qpos).all() and np.isfinite(env.engine.qvel).all()
     assert np.isfinite(step.obs).all() and np.isfinite(step.critic_obs).all()
-    np.testing.assert_array_equal(env.engine.qpos[2, 2], GROUND_Z)
+    np.testing.assert_allclose(env.engine.qpos[2, 2], START_Z)
     np.testing.assert_array_equal(env.episode_step, [4, 4, 0, 4])
     step = env.step(hover_action(env))
     assert step.info["unstable_resets"] == 0 and env.unstable_resets == 1

@@ -43,9 +43,12 @@ class QuadHoverConfig:
     action_rpm_scale: float = 0.5
     """Per-motor action a in [-1, 1] commands rpm = hover_rpm * (1 + action_rpm_scale * a);
     0.5 spans half the hover speed up to the motor's maximum (thrust-to-weight 2.25)."""
+    start_height: float = 0.1
+    """Evaluation start: at rest beneath the target, this far (m) above resting on the
+    ground. HoverAviary starts there (collision half-height + 0.1 m, zero velocity)."""
     random_init_fraction: float = 0.5
     """Share of training episodes that start from a random pose in the air instead of
-    at rest on the ground; evaluation always starts on the ground."""
+    at the evaluation start; evaluation always uses the evaluation start."""
     evaluation: bool = False
     """Start every episode on the ground and sample no randomization."""
     max_xy: float = 1.5
@@ -70,6 +73,8 @@ class QuadHoverConfig:
             raise ValueError(
                 f"physics_hz ({self.physics_hz}) must be a multiple of control_hz ({self.control_hz})"
             )
+        if not 0.0 <= self.start_height < self.max_z:
+            raise ValueError(f"start_height must be in [0, max_z), got {self.start_height}")
         if self.episode_s <= 0:
             raise ValueError(f"episode_s must be positive, got {self.episode_s}")
         if not 0.0 < self.action_rpm_scale <= 1.0:

@@ -159,7 +159,7 @@ class QuadHoverEnv(TaskEnv):
         n = ids.size
         qpos = np.zeros((n, 7))
         qvel = np.zeros((n, 6))
-        qpos[:, 2] = self.params.collision_height / 2
+        qpos[:, 2] = self.params.collision_height / 2 + self.cfg.start_height
         qpos[:, 3] = 1.0
         if not self.cfg.evaluation and self.cfg.random_init_fraction > 0:
             air = self.rng.random(n) < self.cfg.random_init_fraction
