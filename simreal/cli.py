@@ -35,6 +35,12 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("tasks", help="list registered tasks")
     s.set_defaults(func=cmd_tasks)
 
+    s = sub.add_parser("robot", help="describe a robot; write its MuJoCo model and URDF")
+    s.add_argument("robot", help="crazyflie or g1")
+    s.add_argument("--mjcf", type=Path, help="write the MuJoCo model (MJCF) here")
+    s.add_argument("--urdf", type=Path, help="write the URDF here (for ROS 2 tools)")
+    s.set_defaults(func=cmd_robot)
+
     s = sub.add_parser("train", help="train a task (or a Gymnasium env) with PPO")
     s.add_argument("task", nargs="?", help="registered task name (see `simreal tasks`)")
     s.add_argument("--gym", metavar="ENV_ID", help="train on a Gymnasium environment instead")
@@ -85,6 +91,21 @@ def cmd_tasks(args: argparse.Namespace) -> int:
     width = max(len(name) for name in TASKS)
     for name, spec in sorted(TASKS.items()):
         print(f"{name:<{width}}  {spec.summary}")
+    return 0
+
+
+def cmd_robot(args: argparse.Namespace) -> int:
+    from simreal.robots import get_robot
+
+    robot = get_robot(args.robot)
+    print(robot.describe())
+    for path, text in (
+        (args.mjcf, args.mjcf and robot.build_mjcf()),
+        (args.urdf, args.urdf and robot.build_urdf()),
+    ):
+        if path:
+            path.write_text(text)
+            print(f"wrote {path}")
     return 0
 
 

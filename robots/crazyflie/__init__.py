@@ -10,12 +10,15 @@ from simreal.robots.crazyflie.physics import (
     motor_thrust,
     motor_yaw_torque,
 )
+from simreal.robots.crazyflie.urdf import build_urdf, describe
 
 __all__ = [
     "MOTOR_NAMES",
     "CrazyflieParams",
     "PhysicsTerms",
     "build_mjcf",
+    "build_urdf",
+    "describe",
     "downwash_force",
     "drag_force",
     "ground_effect_thrust",

@@ -1,0 +1,71 @@
+"""The G1's joint PD actuation: gains, rotor armature, torque limits, action scale.
+
+The gains are the ones Unitree's own deployment uses with MuJoCo-trained policies,
+derived from each motor's reflected rotor inertia (its armature) as a second-order
+system with a 10 Hz natural frequency and damping ratio 2:
+kp = armature * w^2 and kd = 2 * zeta * armature * w, with w = 2 pi 10 rad/s.
+Armature is therefore recovered from kp alone, armature = kp / w^2, which gives
+0.0102 (hip pitch, hip yaw, waist yaw), 0.0251 (hip roll, knee), 0.0072 (ankles, waist
+roll and pitch: two small motors through a linkage), 0.0036 (shoulders, elbow, wrist
+roll) and 0.0043 kg m^2 (wrist pitch and yaw); kd = 4 * armature * w then reproduces
+the listed kd within its rounding.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from simreal.robots.g1.joints import JOINT_NAMES, JOINTS
+
+NATURAL_FREQ_HZ = 10.0
+DAMPING_RATIO = 2.0
+ACTION_SCALE_TORQUE_FRACTION = 0.25
+"""A unit action moves the PD target by this fraction of the torque limit over kp."""
+
+_GAINS: dict[str, tuple[float, float]] = {
+    "hip_pitch": (40.2, 2.6),
+    "hip_roll": (99.1, 6.3),
+    "hip_yaw": (40.2, 2.6),
+    "knee": (99.1, 6.3),
+    "ankle_pitch": (28.5, 1.8),
+    "ankle_roll": (28.5, 1.8),
+    "waist_yaw": (40.2, 2.6),
+    "waist_roll": (28.5, 1.8),
+    "waist_pitch": (28.5, 1.8),
+    "shoulder_pitch": (14.3, 0.9),
+    "shoulder_roll": (14.3, 0.9),
+    "shoulder_yaw": (14.3, 0.9),
+    "elbow": (14.3, 0.9),
+    "wrist_roll": (14.3, 0.9),
+    "wrist_pitch": (16.8, 1.1),
+    "wrist_yaw": (16.8, 1.1),
+}
+"""Joint kind -> (kp in N m/rad, kd in N m s/rad)."""
+
+
+@dataclass(frozen=True)
+class ActuatorSpec:
+    """The PD motor of one joint: torque = kp (q_target - q) - kd qdot, clipped at the limit."""
+
+    joint: str
+    kp: float
+    kd: float
+    torque_limit: float
+
+    @property
+    def armature(self) -> float:
+        """Reflected rotor inertia (kg m^2) that makes kp a 10 Hz spring."""
+        return self.kp / (2.0 * math.pi * NATURAL_FREQ_HZ) ** 2
+
+    @property
+    def action_scale(self) -> float:
+        """Radians of PD target per unit of policy action."""
+        return ACTION_SCALE_TORQUE_FRACTION * self.torque_limit / self.kp
+
+
+ACTUATORS: dict[str, ActuatorSpec] = {
+    name: ActuatorSpec(name, *_GAINS[JOINTS[name].kind], JOINTS[name].torque_limit)
+    for name in JOINT_NAMES
+}
+"""Joint name -> its actuator; iterate JOINT_NAMES for hardware order."""

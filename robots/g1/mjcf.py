@@ -1,0 +1,180 @@
+"""Build the G1's MuJoCo model from its tables.
+
+Collision bits: the soles carry contype 1, every other robot geom contype 2, and the
+robot's conaffinity is 0, so it never collides with itself. A scene geom touches the
+soles when its conaffinity includes 1 and the rest of the body when it includes 2; the
+floor's conaffinity is 1 (soles only), or 3 with `body_floor_contact`.
+
+Each joint is a MuJoCo position actuator with the joint's kp and kd (the damping term
+is integrated implicitly by implicitfast), its force clipped at the torque limit, its
+control the PD target in rad.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from simreal.robots.g1.actuators import ACTUATORS
+from simreal.robots.g1.geometry import FEET, SHAPES, Box, Capsule, Shape
+from simreal.robots.g1.joints import (
+    DEFAULT_JOINT_POS,
+    FRAMES,
+    JOINT_NAMES,
+    JOINTS,
+    ROOT_LINK,
+    JointSpec,
+    children_of,
+)
+from simreal.robots.g1.kinematics import rpy_quat, standing_height
+from simreal.robots.g1.links import LINK_INERTIALS
+
+IMU_SITES: dict[str, str] = {"pelvis": "imu_in_pelvis", "torso": "imu_in_torso"}
+"""IMU name -> its site; sensors are `imu_<name>_gyro`, `imu_<name>_accel`, `imu_<name>_quat`."""
+
+HAND_SITES: dict[str, str] = {"left_hand": "left_rubber_hand", "right_hand": "right_rubber_hand"}
+"""Hand site -> hand body; sensors `<site>_force` and `<site>_torque` read the wrench the
+hand passes to the wrist (the hand's own weight included), in the palm mount frame."""
+
+_FRAME_NAMES = {frame.child for frame in FRAMES}
+
+
+def _v(values: Iterable[float]) -> str:
+    return " ".join(f"{x:.9g}" for x in values)
+
+
+def _quat(rpy: tuple[float, float, float]) -> str:
+    """A quat attribute for a URDF-style rpy, empty for no rotation."""
+    return "" if rpy == (0.0, 0.0, 0.0) else f' quat="{_v(rpy_quat(rpy))}"'
+
+
+def _geom(shape: Shape, attrs: str) -> str:
+    if isinstance(shape, Capsule):
+        return f'<geom type="capsule" fromto="{_v((*shape.start, *shape.end))}" size="{shape.radius:.9g}" {attrs}/>'
+    if isinstance(shape, Box):
+        return f'<geom type="box" pos="{_v(shape.center)}" size="{_v(shape.half_size)}" {attrs}/>'
+    return f'<geom type="sphere" pos="{_v(shape.center)}" size="{shape.radius:.9g}" {attrs}/>'
+
+
+def _body(
+    link: str, pos: str, rpy: tuple[float, float, float], joint: str, visuals: bool, indent: str
+) -> str:
+    """One link as a body: its joint, inertial, geoms, sites and, recursively, its children."""
+    inertial = LINK_INERTIALS[link]
+    lines = [f'{indent}<body name="{link}" pos="{pos}"{_quat(rpy)}>']
+    inner = indent + "  "
+    if joint:
+        lines.append(inner + joint)
+    lines.append(
+        f'{inner}<inertial pos="{_v(inertial.com)}" mass="{inertial.mass:.9g}" '
+        f'fullinertia="{_v(inertial.inertia)}"/>'
+    )
+    for shape in SHAPES.get(link, ()):
+        if link in FEET:
+            lines.append(inner + _geom(shape, f'name="{FEET[link]}" class="sole"'))
+        else:
+            lines.append(inner + _geom(shape, 'class="collision"'))
+        if visuals:
+            lines.append(inner + _geom(shape, 'class="visual"'))
+    lines += [f'{inner}<site name="{site}"/>' for site, body in HAND_SITES.items() if body == link]
+    for child in children_of(link):
+        if child.child in _FRAME_NAMES:
+            lines.append(
+                f'{inner}<site name="{child.child}" pos="{_v(child.pos)}"{_quat(child.rpy)}/>'
+            )
+            continue
+        joint_xml = ""
+        if isinstance(child, JointSpec):
+            joint_xml = (
+                f'<joint name="{child.name}" axis="{_v(child.axis)}" '
+                f'range="{child.lower:.9g} {child.upper:.9g}" '
+                f'armature="{ACTUATORS[child.name].armature:.9g}"/>'
+            )
+        lines.append(_body(child.child, _v(child.pos), child.rpy, joint_xml, visuals, inner))
+    lines.append(f"{indent}</body>")
+    return "\n".join(lines)
+
+
+def _actuators() -> str:
+    lines = []
+    for name in JOINT_NAMES:
+        joint, act = JOINTS[name], ACTUATORS[name]
+        lines.append(
+            f'    <position name="{name}" joint="{name}" kp="{act.kp:.9g}" kv="{act.kd:.9g}" '
+            f'ctrlrange="{joint.lower:.9g} {joint.upper:.9g}" '
+            f'forcerange="{-act.torque_limit:.9g} {act.torque_limit:.9g}"/>'
+        )
+    return "\n".join(lines)
+
+
+def _sensors() -> str:
+    lines = []
+    for imu, site in IMU_SITES.items():
+        lines += [
+            f'    <gyro name="imu_{imu}_gyro" site="{site}"/>',
+            f'    <accelerometer name="imu_{imu}_accel" site="{site}"/>',
+            f'    <framequat name="imu_{imu}_quat" objtype="site" objname="{site}"/>',
+        ]
+    for site in HAND_SITES:
+        lines += [
+            f'    <force name="{site}_force" site="{site}"/>',
+            f'    <torque name="{site}_torque" site="{site}"/>',
+        ]
+    return "\n".join(lines)
+
+
+def build_mjcf(
+    physics_dt: float = 0.005,
+    floor: bool = True,
+    body_floor_contact: bool = False,
+    visual_geoms: bool = True,
+) -> str:
+    """Return an MJCF string: the G1 on a free joint named `pelvis`, over a floor.
+
+    The keyframe `stand` holds DEFAULT_JOINT_POS (as qpos and as the PD targets) with
+    the soles resting on the floor. Visual geoms (group 2) repeat the collision
+    primitives (group 3) and need no meshes; training can drop them
+    (`visual_geoms=False`): half the geoms, a cheaper step, the same physics.
+    """
+    height = standing_height(DEFAULT_JOINT_POS)
+    floor_affinity = 3 if body_floor_contact else 1
+    floor_xml = (
+        f'    <geom name="floor" type="plane" size="0 0 0.05" contype="0" '
+        f'conaffinity="{floor_affinity}" rgba="0.8 0.85 0.9 1"/>'
+        if floor
+        else ""
+    )
+    freejoint = '<freejoint name="pelvis"/>'
+    robot = _body(ROOT_LINK, f"0 0 {height:.9g}", (0.0, 0.0, 0.0), freejoint, visual_geoms, "    ")
+    stand_qpos = _v((0.0, 0.0, height, 1.0, 0.0, 0.0, 0.0, *DEFAULT_JOINT_POS))
+    return f"""<mujoco model="unitree_g1">
+  <compiler angle="radian" autolimits="true" inertiafromgeom="false"/>
+  <option timestep="{physics_dt:.9g}" integrator="implicitfast" iterations="10" ls_iterations="6"/>
+  <visual><global offwidth="640" offheight="480"/></visual>
+  <default>
+    <default class="visual">
+      <geom contype="0" conaffinity="0" group="2" rgba="0.7 0.7 0.72 1"/>
+    </default>
+    <default class="collision">
+      <geom contype="2" conaffinity="0" group="3" rgba="0.9 0.5 0.2 0.4"/>
+    </default>
+    <default class="sole">
+      <geom contype="1" conaffinity="0" group="3" condim="3" friction="1 0.005 0.0001" rgba="0.2 0.2 0.2 1"/>
+    </default>
+    <site group="4" size="0.01" rgba="1 0 0 1"/>
+  </default>
+  <worldbody>
+    <light pos="0 0 3" dir="0 0 -1"/>
+{floor_xml}
+{robot}
+  </worldbody>
+  <actuator>
+{_actuators()}
+  </actuator>
+  <sensor>
+{_sensors()}
+  </sensor>
+  <keyframe>
+    <key name="stand" qpos="{stand_qpos}" ctrl="{_v(DEFAULT_JOINT_POS)}"/>
+  </keyframe>
+</mujoco>
+"""
