@@ -7,6 +7,7 @@ from typing import Any
 
 from simreal.tasks.env import TaskEnv
 from simreal.tasks.quad_hover import QuadHoverConfig, QuadHoverEnv
+from simreal.tasks.quad_track import QuadTrackConfig, QuadTrackEnv
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,14 @@ TASKS: dict[str, TaskSpec] = {
             "crazyflie",
             QuadHoverConfig,
             QuadHoverEnv,
+        ),
+        TaskSpec(
+            "quad-track",
+            "Crazyflie follows figure-eights, circles and random smooth curves with a "
+            "preview of the reference; metrics position RMSE and max error (m).",
+            "crazyflie",
+            QuadTrackConfig,
+            QuadTrackEnv,
         ),
     )
 }

@@ -61,14 +61,14 @@ def random_state(n: int, seed: int) -> QuadState:
 
 def test_observation_layout_sizes_sum_to_the_env_sizes():
     assert sum(size for _, size in POLICY_OBSERVATION) == 22
-    assert sum(size for _, size in POLICY_OBSERVATION + PRIVILEGED_OBSERVATION) == 25
+    assert sum(size for _, size in POLICY_OBSERVATION + PRIVILEGED_OBSERVATION) == 28
     env = make(3)
     assert env.num_obs == 22
-    assert env.num_critic_obs == 25
+    assert env.num_critic_obs == 28
     assert env.num_actions == 4
     obs, critic = env.reset()
     assert obs.shape == (3, 22) and obs.dtype == np.float32
-    assert critic.shape == (3, 25) and critic.dtype == np.float32
+    assert critic.shape == (3, 28) and critic.dtype == np.float32
     np.testing.assert_array_equal(critic[:, :22], obs)
     meta = env.deployment_metadata()
     assert sum(size for _, size in meta["observation_names"]) == env.num_obs
@@ -194,7 +194,14 @@ def test_termination_outside_the_box_or_when_tilted():
     np.testing.assert_allclose(env.engine.qpos[ended, 2], START_Z)
 
 
-RANGES = QuadRandomization(mass_scale=(0.7, 1.3), motor_lag_s=(0.02, 0.08))
+RANGES = QuadRandomization(
+    mass_scale=(0.7, 1.3), inertia_scale=(0.8, 1.2), motor_lag_s=(0.02, 0.08)
+)
+
+
+def sampled(env, name: str) -> np.ndarray:
+    """A randomized parameter's per-simulation values."""
+    return env.scales[name] if name in env.scales else getattr(env, name)
 
 
 def test_randomization_samples_mass_and_motor_lag_per_simulation():
@@ -204,14 +211,17 @@ def test_randomization_samples_mass_and_motor_lag_per_simulation():
     lag = env.engine.model_field("actuator_dynprm")[:, :, 0]
     assert np.unique(mass).size == 16
     assert np.all((mass >= 0.7 * PARAMS.mass) & (mass <= 1.3 * PARAMS.mass))
-    np.testing.assert_allclose(mass, PARAMS.mass * env.mass_scale, rtol=1e-12)
-    np.testing.assert_allclose(inertia, np.outer(env.mass_scale, PARAMS.inertia), rtol=1e-12)
+    mass_scale = sampled(env, "mass_scale")
+    np.testing.assert_allclose(mass, PARAMS.mass * mass_scale, rtol=1e-12)
+    inertia_scale = sampled(env, "inertia_scale")
+    np.testing.assert_allclose(inertia, np.outer(inertia_scale, PARAMS.inertia), rtol=1e-12)
     assert np.unique(lag[:, 0]).size == 16
     assert np.all((lag >= 0.02) & (lag <= 0.08))
     np.testing.assert_array_equal(lag, np.repeat(env.motor_lag_s[:, None], 4, axis=1))
     _, critic = env.observe()
-    np.testing.assert_allclose(critic[:, 22], env.mass_scale, rtol=1e-6)
-    np.testing.assert_allclose(critic[:, 24], env.motor_lag_s, rtol=1e-6)
+    np.testing.assert_allclose(critic[:, 22], mass_scale, rtol=1e-6)
+    np.testing.assert_allclose(critic[:, 23], inertia_scale, rtol=1e-6)
+    np.testing.assert_allclose(critic[:, 26], env.motor_lag_s, rtol=1e-6)
 
 
 @pytest.mark.parametrize(
@@ -227,7 +237,7 @@ def test_randomized_parameters_change_the_dynamics(ranges, scale_of):
     for _ in range(4):
         env.step(np.ones((8, 4)))
     z = env.engine.qpos[:, 2]
-    order = np.argsort(getattr(env, scale_of))
+    order = np.argsort(sampled(env, scale_of))
     assert np.all(np.diff(z[order]) < 0)
 
 
@@ -240,7 +250,7 @@ def test_evaluation_config_disables_randomization():
         env.engine.model_field("actuator_dynprm")[:, :, 0],
         env.engine.model.actuator_dynprm[None, :, 0].repeat(8, axis=0),
     )
-    np.testing.assert_array_equal(env.mass_scale, 1.0)
+    np.testing.assert_array_equal(sampled(env, "mass_scale"), 1.0)
     np.testing.assert_array_equal(env.motor_lag_s, 0.0)
 
 
@@ -289,3 +299,24 @@ def test_rotor_speed_is_clipped_to_the_motor_maximum():
     np.testing.assert_allclose(env.rpm[0], params.max_rpm)
     np.testing.assert_allclose(env.rpm[1], 0.0)
     np.testing.assert_allclose(env.engine.ctrl[0], params.max_thrust)
+
+
+def test_latency_delays_the_motor_command_by_whole_control_steps():
+    ranges = QuadRandomization(latency_steps=(2, 2))
+    env = make(2, seed=1, randomization=ranges, random_init_fraction=0.0)
+    hover = env.params.hover_rpm
+    env.apply_action(np.ones((2, 4)))
+    np.testing.assert_allclose(env.rpm, hover)  # still the zero action of two steps ago
+    env.apply_action(np.zeros((2, 4)))
+    np.testing.assert_allclose(env.rpm, hover)
+    env.apply_action(np.zeros((2, 4)))
+    np.testing.assert_allclose(env.rpm, min(1.5 * hover, env.params.max_rpm))
+
+
+def test_km_scale_changes_yaw_torque_only():
+    ranges = QuadRandomization(km_scale=(2.0, 2.0))
+    env = make(1, seed=1, randomization=ranges, random_init_fraction=0.0)
+    gear = env.engine.model_field("actuator_gear")[0]
+    nominal = env.engine.model.actuator_gear
+    np.testing.assert_allclose(gear[:, 5], 2.0 * nominal[:, 5])
+    np.testing.assert_allclose(gear[:, :5], nominal[:, :5])

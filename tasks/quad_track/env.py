@@ -1,0 +1,136 @@
+"""`quad-track` environment: a Crazyflie follows a time-parameterized reference."""
+
+from __future__ import annotations
+
+import numpy as np
+from simreal.tasks.env import RewardTerm
+from simreal.tasks.quad_hover.rewards import action_rate, ang_vel
+from simreal.tasks.quad_track import references as ref
+from simreal.tasks.quad_track.config import QuadTrackConfig
+from simreal.tasks.quad_track.observations import observation_layout, policy_observation
+from simreal.tasks.quad_track.rewards import tracking
+from simreal.tasks.quadrotor import PRIVILEGED_OBSERVATION, QuadrotorEnv
+
+CRASH_HEIGHT = 0.05
+
+
+class QuadTrackEnv(QuadrotorEnv):
+    cfg: QuadTrackConfig
+
+    def __init__(self, cfg: QuadTrackConfig, num_envs: int, **kwargs):
+        self.observation_layout = observation_layout(cfg.preview_steps)
+        self.critic_observation_layout = self.observation_layout + PRIVILEGED_OBSERVATION
+        self.error_sq_sum = np.zeros(num_envs)
+        self.error_max = np.zeros(num_envs)
+        self.preview_offsets = cfg.preview_dt_s * np.arange(1, cfg.preview_steps + 1)
+        self.cfg = cfg
+        self.reference = self._eval_reference(num_envs)
+        super().__init__(cfg, num_envs, **kwargs)
+
+    def _eval_reference(self, n: int) -> ref.ReferenceParams:
+        c = self.cfg
+        return ref.ReferenceParams(
+            kind=np.full(n, ref.KINDS.index(c.eval_kind)),
+            centre=np.broadcast_to(np.asarray(c.centre, dtype=np.float64), (n, 3)).copy(),
+            radius=np.full(n, c.eval_radius),
+            period_s=np.full(n, c.eval_period_s),
+            phase=np.zeros(n),
+            spline_amp=np.full((n, 3, ref.NUM_HARMONICS), 0.5 * c.eval_radius / ref.NUM_HARMONICS)
+            * np.array([1.0, 1.0, 0.4])[:, None],
+            spline_freq=np.tile(np.array([0.3, 0.55, 0.8]), (n, 3, 1))
+            * 2
+            * np.pi
+            / c.eval_period_s,
+            spline_phase=np.tile(np.array([0.0, 1.0, 2.0]), (n, 3, 1)),
+        )
+
+    @property
+    def time_s(self) -> np.ndarray:
+        return self.episode_step * self.control_dt
+
+    def tracking_error(self) -> np.ndarray:
+        return np.linalg.norm(
+            ref.position(self.reference, self.time_s) - self.state.base_pos, axis=1
+        )
+
+    def reward_weights(self) -> dict[str, float]:
+        return self.cfg.reward_weights
+
+    def reward_terms(self) -> dict[str, RewardTerm]:
+        return {
+            "tracking": lambda env: tracking(env.tracking_error()),
+            "ang_vel": lambda env: ang_vel(env.state.base_ang_vel),
+            "action_rate": lambda env: action_rate(env.action, env.last_action),
+        }
+
+    def observe(self) -> tuple[np.ndarray, np.ndarray]:
+        t = self.time_s
+        preview_t = t[:, None] + self.preview_offsets[None, :]
+        obs = policy_observation(
+            self.state,
+            ref.position(self.reference, t),
+            ref.position(self.reference, preview_t),
+            ref.velocity(self.reference, t),
+            self.action,
+        )
+        return self.observe_with(obs)
+
+    def terminated(self) -> np.ndarray:
+        error = self.tracking_error()
+        self.error_sq_sum += error**2
+        self.error_max = np.maximum(self.error_max, error)
+        return (
+            (error > self.cfg.max_error)
+            | (self.state.base_pos[:, 2] < CRASH_HEIGHT)
+            | self.tilted_over()
+        )
+
+    def episode_metrics(self, ids: np.ndarray) -> dict[str, np.ndarray]:
+        steps = np.maximum(self.episode_step[ids], 1)
+        return {
+            "position_rmse_m": np.sqrt(self.error_sq_sum[ids] / steps),
+            "max_error_m": self.error_max[ids].copy(),
+        }
+
+    def start_pose(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """On the reference at t = 0, moving with it (a flying start), level."""
+        p = self._pending
+        t0 = np.zeros(n)
+        qpos = np.zeros((n, 7))
+        qpos[:, 0:3] = ref.position(p, t0)
+        qpos[:, 3] = 1.0
+        qvel = np.zeros((n, 6))
+        qvel[:, 0:3] = ref.velocity(p, t0)
+        if not self.cfg.evaluation:
+            noise = self.cfg.start_noise
+            qpos[:, 0:3] += self.rng.uniform(-noise, noise, (n, 3))
+            qvel[:, 0:3] += self.rng.uniform(-noise, noise, (n, 3))
+        return qpos, qvel
+
+    def random_pose(self, qpos: np.ndarray, qvel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Farther off the reference, tilted and spinning: recovery practice."""
+        n = qpos.shape[0]
+        qpos, qvel = qpos.copy(), np.zeros((n, 6))
+        qpos[:, 0:3] += self.rng.uniform(-0.3, 0.3, (n, 3))
+        qpos[:, 3:7] = self.random_tilted_quat(n)
+        qvel[:, 0:3] = self.rng.uniform(-0.5, 0.5, (n, 3))
+        qvel[:, 3:6] = self.rng.uniform(-0.5, 0.5, (n, 3))
+        return qpos, qvel
+
+    def reset_state(self, ids: np.ndarray) -> None:
+        c = self.cfg
+        if c.evaluation:
+            self._pending = self._eval_reference(ids.size)
+        else:
+            self._pending = ref.sample_params(
+                self.rng, ids.size, c.train_kinds, c.radius, c.period_s, c.centre
+            )
+        _assign(self.reference, ids, self._pending)
+        super().reset_state(ids)
+        self.error_sq_sum[ids] = 0.0
+        self.error_max[ids] = 0.0
+
+
+def _assign(target: ref.ReferenceParams, ids: np.ndarray, source: ref.ReferenceParams) -> None:
+    for name in ref.ReferenceParams.__dataclass_fields__:
+        getattr(target, name)[ids] = getattr(source, name)

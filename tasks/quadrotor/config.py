@@ -1,0 +1,100 @@
+"""Configuration shared by the Crazyflie tasks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class QuadRandomization:
+    """Per-simulation ranges sampled at every training reset (uniform, inclusive).
+
+    Scales multiply the nominal value. Off (all nominal) by default.
+    """
+
+    mass_scale: tuple[float, float] = (1.0, 1.0)
+    inertia_scale: tuple[float, float] = (1.0, 1.0)
+    kf_scale: tuple[float, float] = (1.0, 1.0)
+    km_scale: tuple[float, float] = (1.0, 1.0)
+    motor_lag_s: tuple[float, float] = (0.0, 0.0)
+    """First-order motor time constant (s)."""
+    latency_steps: tuple[int, int] = (0, 0)
+    """Actions reach the motors this many control steps late."""
+    obs_noise_std: float = 0.0
+    """Gaussian noise added to every policy observation (training only)."""
+
+    @property
+    def enabled(self) -> bool:
+        nominal = QuadRandomization()
+        return self != nominal
+
+    def validate(self) -> None:
+        for name in ("mass_scale", "inertia_scale", "kf_scale", "km_scale", "motor_lag_s"):
+            low, high = getattr(self, name)
+            if not 0.0 <= low <= high:
+                raise ValueError(f"randomization.{name}: need 0 <= low <= high, got {low}, {high}")
+        for name in ("mass_scale", "inertia_scale", "kf_scale", "km_scale"):
+            if getattr(self, name)[0] <= 0:
+                raise ValueError(f"randomization.{name} must be positive")
+        low, high = self.latency_steps
+        if not 0 <= low <= high <= 10:
+            raise ValueError(
+                f"randomization.latency_steps: need 0 <= low <= high <= 10, got {low}, {high}"
+            )
+        if self.obs_noise_std < 0:
+            raise ValueError(f"randomization.obs_noise_std must be >= 0, got {self.obs_noise_std}")
+
+
+@dataclass
+class QuadPhysics:
+    """Aerodynamic terms on top of rotor thrust; HoverAviary uses none of them."""
+
+    ground_effect: bool = False
+    drag: bool = False
+    downwash: bool = False
+
+
+@dataclass
+class QuadrotorConfig:
+    physics_hz: int = 240
+    control_hz: int = 30
+    episode_s: float = 8.0
+    action_rpm_scale: float = 0.5
+    """Per-motor action a in [-1, 1] commands rpm = hover_rpm * (1 + action_rpm_scale * a);
+    0.5 spans half the hover speed up to the motor's maximum (thrust-to-weight 2.25)."""
+    random_init_fraction: float = 0.5
+    """Share of training episodes that start from a random pose in the air instead of
+    at the evaluation start; evaluation always uses the evaluation start."""
+    evaluation: bool = False
+    """Start every episode at the evaluation start and sample no randomization."""
+    max_tilt: float = 0.4
+    """Roll or pitch (rad) beyond which the episode ends as a failure."""
+    physics: QuadPhysics = field(default_factory=QuadPhysics)
+    randomization: QuadRandomization = field(default_factory=QuadRandomization)
+
+    @property
+    def decimation(self) -> int:
+        return self.physics_hz // self.control_hz
+
+    @property
+    def max_episode_steps(self) -> int:
+        return round(self.episode_s * self.control_hz)
+
+    def validate(self) -> None:
+        if self.physics_hz <= 0 or self.control_hz <= 0:
+            raise ValueError("physics_hz and control_hz must be positive")
+        if self.physics_hz % self.control_hz:
+            raise ValueError(
+                f"physics_hz ({self.physics_hz}) must be a multiple of control_hz ({self.control_hz})"
+            )
+        if self.episode_s <= 0:
+            raise ValueError(f"episode_s must be positive, got {self.episode_s}")
+        if not 0.0 < self.action_rpm_scale <= 1.0:
+            raise ValueError(f"action_rpm_scale must be in (0, 1], got {self.action_rpm_scale}")
+        if not 0.0 <= self.random_init_fraction <= 1.0:
+            raise ValueError(
+                f"random_init_fraction must be in [0, 1], got {self.random_init_fraction}"
+            )
+        if self.physics.downwash:
+            raise ValueError("physics.downwash needs several drones per simulation (quad-swarm)")
+        self.randomization.validate()

@@ -1,0 +1,189 @@
+"""The Crazyflie task base: RPM actions to MuJoCo thrust controls, aerodynamics, randomization."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+from simreal.robots.crazyflie import (
+    MOTOR_NAMES,
+    CrazyflieParams,
+    build_mjcf,
+    drag_force,
+    ground_effect_thrust,
+    motor_thrust,
+)
+from simreal.tasks.env import TaskEnv
+from simreal.tasks.quadrotor.config import QuadrotorConfig
+from simreal.tasks.quadrotor.state import QuadState
+from simreal.tasks.rotations import quat_from_roll_pitch_yaw, quat_to_matrix, roll_pitch
+
+BASE_BODY = 1
+MIN_MOTOR_LAG_S = 1e-6
+
+
+class QuadrotorEnv(TaskEnv):
+    """Per-motor RPM control of a Crazyflie; one action group, `motors`.
+
+    Subclasses define the observation, rewards, terminations beyond tilting over, and
+    the evaluation start (`start_pose`).
+    """
+
+    robot = "crazyflie"
+    action_groups: ClassVar[dict[str, tuple[int, ...]]] = {"motors": (0, 1, 2, 3)}
+
+    def __init__(
+        self,
+        cfg: QuadrotorConfig,
+        num_envs: int,
+        engine: str = "mjbatch",
+        seed: int = 0,
+        num_threads: int = 0,
+        params: CrazyflieParams | None = None,
+    ):
+        cfg.validate()
+        self.cfg = cfg
+        self.params = params or CrazyflieParams()
+        self.decimation = cfg.decimation
+        self.max_episode_steps = cfg.max_episode_steps
+        mjcf = build_mjcf(self.params, physics_dt=1.0 / cfg.physics_hz)
+        super().__init__(mjcf, num_envs, engine, seed, num_threads)
+        self.action = np.zeros((num_envs, 4))
+        self.last_action = np.zeros((num_envs, 4))
+        self.rpm = np.zeros((num_envs, 4))
+        self.randomize = not cfg.evaluation and cfg.randomization.enabled
+        names = ("mass_scale", "inertia_scale", "kf_scale", "km_scale")
+        self.scales = {name: np.ones(num_envs) for name in names}
+        self.motor_lag_s = np.zeros(num_envs)
+        self.latency_steps = np.zeros(num_envs, dtype=np.int64)
+        depth = cfg.randomization.latency_steps[1] + 1
+        self.action_queue = np.zeros((depth, num_envs, 4))
+        """Past actions, newest first: row k is what the policy sent k steps ago."""
+        self._nominal_mass = self.engine.model_field("body_mass")[0, BASE_BODY].copy()
+        self._nominal_inertia = self.engine.model_field("body_inertia")[0, BASE_BODY].copy()
+        self._nominal_gear = self.engine.model_field("actuator_gear")[0].copy()
+
+    @property
+    def state(self) -> QuadState:
+        return QuadState.from_free_joint(self.engine.qpos, self.engine.qvel)
+
+    def start_pose(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """(n, 7) qpos and (n, 6) qvel of the evaluation start."""
+        raise NotImplementedError
+
+    def random_pose(self, qpos: np.ndarray, qvel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """A random training start in the air, given the evaluation starts of the same rows."""
+        raise NotImplementedError
+
+    def apply_action(self, action: np.ndarray) -> None:
+        self.last_action[:] = self.action
+        self.action[:] = action
+        self.action_queue = np.roll(self.action_queue, 1, axis=0)
+        self.action_queue[0] = action
+        delayed = self.action_queue[self.latency_steps, np.arange(self.num_envs)]
+        rpm = self.params.hover_rpm * (1.0 + self.cfg.action_rpm_scale * delayed)
+        self.rpm[:] = np.clip(rpm, 0.0, self.params.max_rpm)
+        kf = self.params.kf * self.scales["kf_scale"][:, None]
+        self.engine.ctrl[:] = motor_thrust(self.rpm, kf)
+
+    def simulate(self) -> None:
+        if not (self.cfg.physics.ground_effect or self.cfg.physics.drag):
+            self.engine.step(self.decimation)
+            return
+        for _ in range(self.decimation):
+            self.engine.xfrc_applied[:, BASE_BODY] = self.aerodynamic_wrench()
+            self.engine.step(1)
+
+    def aerodynamic_wrench(self) -> np.ndarray:
+        """(N, 6) world-frame force and torque at the centre of mass from enabled terms."""
+        state = self.state
+        rot = quat_to_matrix(state.base_quat)
+        wrench = np.zeros((self.num_envs, 6))
+        if self.cfg.physics.ground_effect:
+            offsets = np.einsum("nij,kj->nki", rot, np.asarray(self.params.rotor_offsets))
+            heights = state.base_pos[:, None, 2] + offsets[:, :, 2]
+            kf = self.params.kf * self.scales["kf_scale"][:, None]
+            extra = ground_effect_thrust(self.rpm, heights, kf, self.params)
+            roll, pitch = roll_pitch(state.base_quat)
+            extra *= ((np.abs(roll) < np.pi / 2) & (np.abs(pitch) < np.pi / 2))[:, None]
+            forces = extra[:, :, None] * rot[:, None, :, 2]  # along body z, (N, 4, 3)
+            wrench[:, :3] += forces.sum(axis=1)
+            wrench[:, 3:] += np.cross(offsets, forces).sum(axis=1)
+        if self.cfg.physics.drag:
+            wrench[:, :3] += drag_force(self.rpm, state.base_lin_vel, rot, self.params)
+        return wrench
+
+    def privileged_observation(self) -> np.ndarray:
+        """(N, 6) randomized parameters, in PRIVILEGED_OBSERVATION order."""
+        return np.stack(
+            [*self.scales.values(), self.motor_lag_s, self.latency_steps.astype(np.float64)], axis=1
+        )
+
+    def observe_with(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Policy observation (noisy when randomizing) and critic observation (clean)."""
+        critic = np.concatenate([obs, self.privileged_observation()], axis=1, dtype=np.float32)
+        std = self.cfg.randomization.obs_noise_std
+        if self.randomize and std > 0:
+            obs = obs + self.rng.normal(0.0, std, obs.shape).astype(np.float32)
+        return obs, critic
+
+    def tilted_over(self) -> np.ndarray:
+        roll, pitch = roll_pitch(self.state.base_quat)
+        return (np.abs(roll) > self.cfg.max_tilt) | (np.abs(pitch) > self.cfg.max_tilt)
+
+    def deployment_metadata(self) -> dict:
+        """A drone's "joints" are its motors: commands are RPM, default is hover, no PD."""
+        hover = self.params.hover_rpm
+        return {
+            **super().deployment_metadata(),
+            "robot": self.robot,
+            "joint_names": list(MOTOR_NAMES),
+            "default_joint_pos": [hover] * 4,
+            "action_scale": [self.cfg.action_rpm_scale * hover] * 4,
+            "kp": [],
+            "kd": [],
+        }
+
+    def reset_state(self, ids: np.ndarray) -> None:
+        qpos, qvel = self.start_pose(ids.size)
+        if not self.cfg.evaluation and self.cfg.random_init_fraction > 0:
+            air = self.rng.random(ids.size) < self.cfg.random_init_fraction
+            qpos[air], qvel[air] = self.random_pose(qpos[air], qvel[air])
+        self.engine.reset(ids, qpos, qvel)
+        self.action[ids] = 0.0
+        self.last_action[ids] = 0.0
+        self.action_queue[:, ids] = 0.0
+        if self.randomize:
+            self._randomize_parameters(ids)
+
+    def random_tilted_quat(self, n: int, max_tilt: float = 0.2) -> np.ndarray:
+        tilt = self.rng.uniform(-max_tilt, max_tilt, (n, 2))
+        return quat_from_roll_pitch_yaw(tilt[:, 0], tilt[:, 1], self.rng.uniform(-np.pi, np.pi, n))
+
+    def _randomize_parameters(self, ids: np.ndarray) -> None:
+        r = self.cfg.randomization
+        n = ids.size
+        for name, values in self.scales.items():
+            values[ids] = self.rng.uniform(*getattr(r, name), n)
+        self.motor_lag_s[ids] = self.rng.uniform(*r.motor_lag_s, n)
+        self.latency_steps[ids] = self.rng.integers(r.latency_steps[0], r.latency_steps[1] + 1, n)
+        mass = self.engine.model_field("body_mass")
+        inertia = self.engine.model_field("body_inertia")
+        mass[ids, BASE_BODY] = self._nominal_mass * self.scales["mass_scale"][ids]
+        inertia[ids, BASE_BODY] = self._nominal_inertia * self.scales["inertia_scale"][ids, None]
+        # Yaw torque per newton of thrust is km / kf: the gear carries both scales.
+        gear = self.engine.model_field("actuator_gear")
+        ratio = self.scales["km_scale"][ids] / self.scales["kf_scale"][ids]
+        gear[ids] = self._nominal_gear
+        gear[ids, :, 5] = self._nominal_gear[:, 5] * ratio[:, None]
+        dynprm = self.engine.model_field("actuator_dynprm")
+        dynprm[ids, :, 0] = np.maximum(self.motor_lag_s[ids, None], MIN_MOTOR_LAG_S)
+        self.engine.commit_model(ids)
+
+
+def rest_pose(n: int, position: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """n drones level and at rest at `position` (3,)."""
+    qpos = np.zeros((n, 7))
+    qpos[:, 0:3] = position
+    qpos[:, 3] = 1.0
+    return qpos, np.zeros((n, 6))
