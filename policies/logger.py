@@ -49,6 +49,12 @@ class TrainingLogger:
             if value is not None and key not in ("iteration", "env_steps"):
                 self.tb.add_scalar(key if "/" in key else f"train/{key}", float(value), step)
 
+    def log_evaluation(self, env_steps: int, metrics: dict) -> None:
+        """Every numeric evaluation metric (task metrics included) under eval/ in TensorBoard."""
+        for key, value in metrics.items():
+            if isinstance(value, (int, float)):
+                self.tb.add_scalar(f"eval/{key}", float(value), env_steps)
+
     def write_curve(self) -> None:
         """Plot train and evaluation return against env steps and wall time."""
         import matplotlib

@@ -169,6 +169,8 @@ class OnPolicyRunner:
                 **{f"reward/{k}": float(np.mean(v)) for k, v in terms.items()},
             }
             logger.log(row)
+            if eval_return is not None:
+                logger.log_evaluation(self.env_steps, self.last_eval)
             bar.update(batch_steps)
             bar.set_postfix(
                 sps=f"{row['steps_per_s']:.0f}",
