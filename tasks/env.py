@@ -41,16 +41,20 @@ class TaskEnv(ABC):
     action_groups: dict[str, tuple[int, ...]]
     max_episode_steps: int
     decimation: int
+    agents_per_sim: int = 1
+    """Policy rows per simulation (a swarm: one per drone). The agents of a simulation
+    start and end their episodes together; arrays PPO sees lead with num_envs agents."""
 
-    def __init__(self, mjcf: str, num_envs: int, engine: str, seed: int, num_threads: int = 0):
-        self.num_envs = num_envs
+    def __init__(self, mjcf: str, num_sims: int, engine: str, seed: int, num_threads: int = 0):
+        self.num_sims = num_sims
+        self.num_envs = num_sims * self.agents_per_sim
         self.mjcf = mjcf
-        self.engine: Engine = make_engine(engine, mjcf, num_envs, num_threads)
+        self.engine: Engine = make_engine(engine, mjcf, num_sims, num_threads)
         self.rng = np.random.default_rng(seed)
-        self.episode_step = np.zeros(num_envs, dtype=np.int64)
-        self.episode_return = np.zeros(num_envs)
+        self.episode_step = np.zeros(self.num_envs, dtype=np.int64)
+        self.episode_return = np.zeros(self.num_envs)
         self.episode_terms: dict[str, np.ndarray] = {
-            name: np.zeros(num_envs) for name in self.reward_weights()
+            name: np.zeros(self.num_envs) for name in self.reward_weights()
         }
         self.unstable_resets = 0
 
@@ -91,8 +95,8 @@ class TaskEnv(ABC):
         """(num_envs,) bool: episodes that failed."""
 
     @abstractmethod
-    def reset_state(self, ids: np.ndarray) -> None:
-        """Write initial states (and randomized parameters) for simulations `ids`."""
+    def reset_state(self, sim_ids: np.ndarray) -> None:
+        """Write initial states (and randomized parameters) for simulations `sim_ids`."""
 
     def simulate(self) -> None:
         """Run one control period of physics; tasks with state-dependent forces override."""
@@ -118,8 +122,14 @@ class TaskEnv(ABC):
         return {}
 
     def reset(self) -> tuple[np.ndarray, np.ndarray]:
-        self._reset_ids(np.arange(self.num_envs))
+        self._reset_sims(np.arange(self.num_sims))
         return self.observe()
+
+    def per_agent(self, values: np.ndarray) -> np.ndarray:
+        """Repeat per-simulation values (num_sims, ...) for each of its agents."""
+        return (
+            values if self.agents_per_sim == 1 else np.repeat(values, self.agents_per_sim, axis=0)
+        )
 
     def step(self, action: np.ndarray) -> StepResult:
         self.apply_action(np.clip(action, -1.0, 1.0))
@@ -142,11 +152,11 @@ class TaskEnv(ABC):
         terminated = self.terminated() | unstable
         truncated = (self.episode_step >= self.max_episode_steps) & ~terminated
         _, final_critic_obs = self.observe()
-        info: dict = {"unstable_resets": int(unstable.sum())}
+        info: dict = {"unstable_resets": int(unstable.sum()) // self.agents_per_sim}
         done_ids = np.flatnonzero(terminated | truncated)
         if done_ids.size:
             info["episode"] = self._finish_episodes(done_ids)
-            self._reset_ids(done_ids)
+            self._reset_sims(np.unique(done_ids // self.agents_per_sim))
         obs, critic_obs = self.observe()
         return StepResult(
             obs,
@@ -164,7 +174,7 @@ class TaskEnv(ABC):
             self.simulate()
         unstable = self.engine.unstable()
         self.unstable_resets += int(unstable.sum())
-        return unstable
+        return self.per_agent(unstable)
 
     def _finish_episodes(self, ids: np.ndarray) -> dict[str, np.ndarray]:
         ended = {
@@ -175,8 +185,10 @@ class TaskEnv(ABC):
         }
         return ended
 
-    def _reset_ids(self, ids: np.ndarray) -> None:
-        self.reset_state(ids)
+    def _reset_sims(self, sim_ids: np.ndarray) -> None:
+        self.reset_state(sim_ids)
+        a = self.agents_per_sim
+        ids = (sim_ids[:, None] * a + np.arange(a)).ravel()
         self.episode_step[ids] = 0
         self.episode_return[ids] = 0.0
         for values in self.episode_terms.values():
