@@ -49,7 +49,7 @@ class Engine(Protocol):
         """(num_envs,) bool: simulations whose state is not finite or has diverged."""
 
 
-ENGINES: tuple[str, ...] = ("mjbatch",)
+ENGINES: tuple[str, ...] = ("mjbatch", "pybullet")
 
 
 def make_engine(name: str, mjcf: str, num_envs: int, num_threads: int = 0) -> Engine:
@@ -58,4 +58,8 @@ def make_engine(name: str, mjcf: str, num_envs: int, num_threads: int = 0) -> En
         from simreal.sim.mjbatch_engine import MjBatchEngine
 
         return MjBatchEngine.from_xml(mjcf, num_envs, num_threads)
+    if name == "pybullet":
+        from simreal.sim.pybullet_engine import PyBulletEngine
+
+        return PyBulletEngine.from_xml(mjcf, num_envs, num_threads)
     raise ValueError(f"unknown engine {name!r}; available: {', '.join(ENGINES)}")
