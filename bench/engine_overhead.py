@@ -21,6 +21,7 @@ import time
 import mjbatch
 import mujoco
 import numpy as np
+
 from simreal.robots.crazyflie import CrazyflieParams, motor_thrust
 from simreal.tasks import make_env
 from simreal.tasks.quad_hover import QuadHoverConfig

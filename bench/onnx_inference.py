@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+
 from simreal.deploy import OnnxPolicy
 
 WARMUP_CALLS = 500

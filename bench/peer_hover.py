@@ -43,6 +43,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+
 from simreal.tasks import TaskEnv, make_env
 from simreal.tasks.quad_hover import QuadHoverConfig
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+
 from simreal.policies.vecenv import VecEnv
 
 Policy = Callable[[np.ndarray], np.ndarray]

@@ -16,9 +16,10 @@ from pathlib import Path
 
 import onnx
 import torch
+from torch import nn
+
 from simreal.policies.checkpoint import atomic_write_bytes
 from simreal.policies.models import ActorCritic
-from torch import nn
 
 OPSET = 17
 

@@ -9,10 +9,11 @@ loss trains all of them together. The coupled actor is the one-group special cas
 from __future__ import annotations
 
 import torch
-from simreal.policies.config import ModelConfig
-from simreal.policies.normalizer import EmpiricalNormalization
 from torch import nn
 from torch.distributions import Normal
+
+from simreal.policies.config import ModelConfig
+from simreal.policies.normalizer import EmpiricalNormalization
 
 ACTIVATIONS = {"elu": nn.ELU, "tanh": nn.Tanh, "relu": nn.ReLU}
 

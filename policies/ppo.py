@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+
 from simreal.policies.config import PPOConfig
 from simreal.policies.models import ActorCritic
 from simreal.policies.storage import RolloutStorage

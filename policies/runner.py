@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 import torch
+from tqdm import tqdm
+
 from simreal.policies.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from simreal.policies.config import TrainConfig
 from simreal.policies.evaluate import evaluate
@@ -17,7 +19,6 @@ from simreal.policies.models import ActorCritic
 from simreal.policies.ppo import PPO
 from simreal.policies.storage import RolloutStorage
 from simreal.policies.vecenv import VecEnv
-from tqdm import tqdm
 
 
 class OnPolicyRunner:

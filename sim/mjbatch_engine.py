@@ -7,6 +7,7 @@ import os
 import mjbatch
 import mujoco
 import numpy as np
+
 from simreal.sim.engine import EngineError
 
 DIVERGED_QVEL = 1e4

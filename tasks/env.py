@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+
 from simreal.sim import Engine, EngineError, make_engine
 
 RewardTerm = Callable[["TaskEnv"], np.ndarray]

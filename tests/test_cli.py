@@ -14,11 +14,11 @@ import onnx
 import pytest
 import yaml
 from onnx import TensorProto, helper, numpy_helper
-from simreal.policies.logger import CSV_FIELDS
-from simreal.tasks.quad_hover import QuadHoverConfig
 
 from simreal.cli import main
 from simreal.config import to_plain
+from simreal.policies.logger import CSV_FIELDS
+from simreal.tasks.quad_hover import QuadHoverConfig
 
 EVAL_KEYS = ("return_mean", "return_std", "episode_length_mean", "final_position_error_m")
 

@@ -7,6 +7,7 @@ import math
 import mujoco
 import numpy as np
 import pytest
+
 from simreal.robots.crazyflie import (
     MOTOR_NAMES,
     CrazyflieParams,

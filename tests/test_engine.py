@@ -5,6 +5,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 import pytest
+
 from simreal.robots.crazyflie import CrazyflieParams, build_mjcf
 from simreal.sim import Engine, make_engine
 from simreal.sim.mjbatch_engine import DIVERGED_QVEL, MjBatchEngine

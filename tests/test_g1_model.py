@@ -12,6 +12,7 @@ import mujoco
 import numpy as np
 import pybullet
 import pytest
+
 from simreal.robots.g1 import (
     ACTUATORS,
     DEFAULT_JOINT_POS,

@@ -7,6 +7,7 @@ import csv
 import gymnasium
 import numpy as np
 import pytest
+
 from simreal.policies import OnPolicyRunner, PPOConfig, TrainConfig
 from simreal.policies.evaluate import evaluate
 from simreal.policies.gym_env import GymVecEnv

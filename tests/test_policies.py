@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+
+from simreal.cli import main
 from simreal.policies import OnPolicyRunner, TrainConfig
 from simreal.policies.checkpoint import (
     atomic_write_bytes,
@@ -22,8 +24,6 @@ from simreal.policies.ppo import PPO
 from simreal.policies.storage import RolloutStorage
 from simreal.tasks import make_env
 from simreal.tasks.quad_hover import QuadHoverConfig
-
-from simreal.cli import main
 
 GROUPS = {"lower": (0, 1, 2), "waist": (3,), "upper": (4, 5)}
 N_OBS = 10

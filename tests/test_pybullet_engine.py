@@ -11,6 +11,7 @@ import mujoco
 import numpy as np
 import pybullet as p
 import pytest
+
 from simreal.robots.crazyflie import CrazyflieParams, build_mjcf
 from simreal.sim import Engine, make_engine
 from simreal.sim.mjbatch_engine import MjBatchEngine

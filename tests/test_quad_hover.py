@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from simreal.robots.crazyflie import CrazyflieParams
 from simreal.tasks import TASKS, make_env
 from simreal.tasks.quad_hover import (

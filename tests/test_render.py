@@ -5,6 +5,7 @@ from __future__ import annotations
 import imageio.v2 as imageio
 import mujoco
 import numpy as np
+
 from simreal.robots.crazyflie import build_mjcf
 from simreal.sim.render import VideoRecorder
 

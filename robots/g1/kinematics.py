@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+
 from simreal.robots.g1.geometry import FEET, SOLE
 from simreal.robots.g1.joints import JOINT_NAMES, ROOT_LINK, JointSpec, Vec3, children_of
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+
 from simreal.tasks.env import RewardTerm
 from simreal.tasks.quad_hover import rewards
 from simreal.tasks.quad_hover.config import QuadHoverConfig

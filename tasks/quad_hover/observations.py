@@ -7,6 +7,7 @@ robot: deploy builds `QuadState` from its sensors and calls the same function.
 from __future__ import annotations
 
 import numpy as np
+
 from simreal.tasks.quadrotor import PRIVILEGED_OBSERVATION, QuadState, base_rot
 
 __all__ = ["POLICY_OBSERVATION", "PRIVILEGED_OBSERVATION", "QuadState", "policy_observation"]

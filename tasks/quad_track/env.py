@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+
 from simreal.tasks.env import RewardTerm
 from simreal.tasks.quad_hover.rewards import action_rate, ang_vel
 from simreal.tasks.quad_track import references as ref

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import numpy as np
+
 from simreal.tasks.quadrotor import QuadState, base_rot
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 import numpy as np
+
 from simreal.robots.crazyflie import (
     MOTOR_NAMES,
     CrazyflieParams,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
 from simreal.tasks.rotations import quat_to_matrix
 
 PRIVILEGED_OBSERVATION: tuple[tuple[str, int], ...] = (
