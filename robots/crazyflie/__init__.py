@@ -1,6 +1,6 @@
 """Bitcraze Crazyflie 2.x in the X configuration (CF2X), as gym-pybullet-drones models it."""
 
-from simreal.robots.crazyflie.mjcf import build_mjcf
+from simreal.robots.crazyflie.mjcf import build_mjcf, drone_body_xml, motor_actuators_xml
 from simreal.robots.crazyflie.params import MOTOR_NAMES, CrazyflieParams
 from simreal.robots.crazyflie.physics import (
     PhysicsTerms,
@@ -21,7 +21,9 @@ __all__ = [
     "describe",
     "downwash_force",
     "drag_force",
+    "drone_body_xml",
     "ground_effect_thrust",
+    "motor_actuators_xml",
     "motor_thrust",
     "motor_yaw_torque",
 ]
