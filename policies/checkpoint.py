@@ -59,7 +59,13 @@ def load_actor_critic(path: Path):
     state = load_checkpoint(path)
     spec = state["model_spec"]
     groups = {name: tuple(idx) for name, idx in spec["action_groups"].items()}
-    model = ActorCritic(spec["n_obs"], spec["n_critic_obs"], groups, state["model_cfg"])
+    model = ActorCritic(
+        spec["n_obs"],
+        spec["n_critic_obs"],
+        groups,
+        state["model_cfg"],
+        spec.get("observation_structure"),
+    )
     model.load_state_dict(state["model"])
     model.eval()
     return model

@@ -13,6 +13,10 @@ class ModelConfig:
     actor_hidden: tuple[int, ...] = (64, 64)
     critic_hidden: tuple[int, ...] = (64, 64)
     activation: Literal["elu", "tanh", "relu"] = "elu"
+    encoder: Literal["auto", "mlp"] = "auto"
+    """auto: entity attention when the environment declares an observation structure
+    (neighbours, obstacles), plain MLP otherwise; mlp: always MLP."""
+    attention_dim: int = 64
     init_std: float = 0.5
 
     def validate(self) -> None:

@@ -12,10 +12,23 @@ import torch
 from torch import nn
 from torch.distributions import Normal
 
+from simreal.policies.attention import EntityAttention
 from simreal.policies.config import ModelConfig
 from simreal.policies.normalizer import EmpiricalNormalization
 
 ACTIVATIONS = {"elu": nn.ELU, "tanh": nn.Tanh, "relu": nn.ReLU}
+
+
+def body(n_in: int, hidden: tuple[int, ...], n_out: int, cfg: ModelConfig, structure: dict | None):
+    """An MLP, behind an entity-attention encoder when the observation has a structure."""
+    if structure is None or cfg.encoder == "mlp":
+        return mlp(n_in, hidden, n_out, cfg.activation)
+    encoder = EntityAttention(structure, cfg.attention_dim, ACTIVATIONS[cfg.activation])
+    if encoder.in_size != n_in:
+        raise ValueError(
+            f"observation structure covers {encoder.in_size} values, observation has {n_in}"
+        )
+    return nn.Sequential(encoder, mlp(encoder.out_size, hidden, n_out, cfg.activation))
 
 
 def mlp(n_in: int, hidden: tuple[int, ...], n_out: int, activation: str) -> nn.Sequential:
@@ -30,12 +43,18 @@ def mlp(n_in: int, hidden: tuple[int, ...], n_out: int, activation: str) -> nn.S
 class GroupedActor(nn.Module):
     """One MLP and one log-std vector per action group; outputs land in the group's slots."""
 
-    def __init__(self, n_obs: int, groups: dict[str, tuple[int, ...]], cfg: ModelConfig):
+    def __init__(
+        self,
+        n_obs: int,
+        groups: dict[str, tuple[int, ...]],
+        cfg: ModelConfig,
+        structure: dict | None = None,
+    ):
         super().__init__()
         self.group_names = list(groups)
         self.nets = nn.ModuleDict(
             {
-                name: mlp(n_obs, cfg.actor_hidden, len(idx), cfg.activation)
+                name: body(n_obs, cfg.actor_hidden, len(idx), cfg, structure)
                 for name, idx in groups.items()
             }
         )
@@ -52,8 +71,9 @@ class GroupedActor(nn.Module):
             raise ValueError(f"action groups must cover 0..{len(order) - 1} exactly once: {groups}")
         self.register_buffer("slot_of", torch.argsort(torch.tensor(order)))
         for net in self.nets.values():
-            nn.init.orthogonal_(net[-1].weight, gain=0.01)
-            nn.init.zeros_(net[-1].bias)
+            last = [m for m in net.modules() if isinstance(m, nn.Linear)][-1]
+            nn.init.orthogonal_(last.weight, gain=0.01)
+            nn.init.zeros_(last.bias)
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         """Mean action (B, n_actions) in the environment's action order."""
@@ -74,15 +94,19 @@ class ActorCritic(nn.Module):
         n_critic_obs: int,
         action_groups: dict[str, tuple[int, ...]],
         cfg: ModelConfig,
+        structure: dict | None = None,
     ):
+        """`structure` (optional) splits the observation into self and token sets for the
+        entity-attention encoder; the critic uses it too when it sees the same observation."""
         super().__init__()
         n_actions = sum(len(idx) for idx in action_groups.values())
         groups = action_groups if cfg.arch == "decoupled" else {"all": tuple(range(n_actions))}
         self.action_groups = {name: tuple(idx) for name, idx in groups.items()}
         self.obs_normalizer = EmpiricalNormalization(n_obs)
         self.critic_obs_normalizer = EmpiricalNormalization(n_critic_obs)
-        self.actor = GroupedActor(n_obs, groups, cfg)
-        self.critic = mlp(n_critic_obs, cfg.critic_hidden, 1, cfg.activation)
+        self.actor = GroupedActor(n_obs, groups, cfg, structure)
+        critic_structure = structure if n_critic_obs == n_obs else None
+        self.critic = body(n_critic_obs, cfg.critic_hidden, 1, cfg, critic_structure)
 
     def distribution(self, obs: torch.Tensor) -> Normal:
         mean = self.actor(self.obs_normalizer(obs))

@@ -36,7 +36,10 @@ class OnPolicyRunner:
         torch.manual_seed(cfg.seed)
         torch.set_num_threads(cfg.torch_threads)
         self.env, self.eval_env, self.cfg, self.log_dir = env, eval_env, cfg, log_dir
-        self.model = ActorCritic(env.num_obs, env.num_critic_obs, env.action_groups, cfg.model)
+        self.structure = getattr(env, "observation_structure", None)
+        self.model = ActorCritic(
+            env.num_obs, env.num_critic_obs, env.action_groups, cfg.model, self.structure
+        )
         storage = RolloutStorage(
             cfg.ppo.num_steps_per_env,
             env.num_envs,
@@ -63,6 +66,7 @@ class OnPolicyRunner:
             "n_obs": self.env.num_obs,
             "n_critic_obs": self.env.num_critic_obs,
             "action_groups": {k: list(v) for k, v in self.env.action_groups.items()},
+            "observation_structure": self.structure,
         }
 
     def save(self) -> Path:

@@ -45,6 +45,12 @@ class TaskEnv(ABC):
     agents_per_sim: int = 1
     """Policy rows per simulation (a swarm: one per drone). The agents of a simulation
     start and end their episodes together; arrays PPO sees lead with num_envs agents."""
+    command_fields: tuple[str, ...] = ()
+    """Per-joint fields of the low-level command (`command_from_action`), e.g. ("rpm",) or
+    ("q", "dq", "kp", "kd", "tau"); empty for a task that has none."""
+    command_tracks: tuple[str, float] = ("position", 1.0)
+    """The JointState field (position or velocity) that the first command field sets, and
+    one command unit in that field's SI unit (a drone's RPM command: velocity, 2 pi / 60)."""
 
     def __init__(self, mjcf: str, num_sims: int, engine: str, seed: int, num_threads: int = 0):
         self.num_sims = num_sims
@@ -117,6 +123,21 @@ class TaskEnv(ABC):
             "decimation": self.decimation,
             "obs_history": 0,
         }
+
+    def command_from_action(self, action: np.ndarray) -> np.ndarray:
+        """The low-level command (num_envs, n_joints[, fields]) that actions in [-1, 1] send
+        to the robot, in hardware units and joint order (what a deploy log records)."""
+        raise NotImplementedError(f"{type(self).__name__} has no low-level command")
+
+    def apply_command(self, command: np.ndarray) -> None:
+        """Write a low-level command into the engine's controls, as if the robot received it:
+        `apply_action` after latency, and open-loop replay of a log."""
+        raise NotImplementedError(f"{type(self).__name__} has no low-level command")
+
+    def joint_state(self) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]:
+        """Measured joint position, velocity and effort (num_sims, n_joints) in SI units
+        and hardware order, None where the robot does not measure it."""
+        raise NotImplementedError(f"{type(self).__name__} reports no joint state")
 
     def episode_metrics(self, ids: np.ndarray) -> dict[str, np.ndarray]:
         """Task metrics of episodes ending now in simulations `ids` (before their reset)."""

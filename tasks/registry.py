@@ -7,6 +7,7 @@ from typing import Any
 
 from simreal.tasks.env import TaskEnv
 from simreal.tasks.quad_hover import QuadHoverConfig, QuadHoverEnv
+from simreal.tasks.quad_swarm import QuadSwarmConfig, QuadSwarmEnv
 from simreal.tasks.quad_track import QuadTrackConfig, QuadTrackEnv
 
 
@@ -37,6 +38,14 @@ TASKS: dict[str, TaskSpec] = {
             "crazyflie",
             QuadTrackConfig,
             QuadTrackEnv,
+        ),
+        TaskSpec(
+            "quad-swarm",
+            "N Crazyflies (2-32) cross a room of columns to individual goals with one shared "
+            "attention policy; curriculum on obstacle density; success, collision rate, time.",
+            "crazyflie",
+            QuadSwarmConfig,
+            QuadSwarmEnv,
         ),
     )
 }

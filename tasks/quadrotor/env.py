@@ -21,6 +21,7 @@ from simreal.tasks.rotations import quat_from_roll_pitch_yaw, quat_to_matrix, ro
 
 BASE_BODY = 1
 MIN_MOTOR_LAG_S = 1e-6
+RPM_TO_RAD_S = 2.0 * np.pi / 60.0
 
 
 class QuadrotorEnv(TaskEnv):
@@ -32,6 +33,8 @@ class QuadrotorEnv(TaskEnv):
 
     robot = "crazyflie"
     action_groups: ClassVar[dict[str, tuple[int, ...]]] = {"motors": (0, 1, 2, 3)}
+    command_fields: ClassVar[tuple[str, ...]] = ("rpm",)
+    command_tracks: ClassVar[tuple[str, float]] = ("velocity", RPM_TO_RAD_S)
 
     def __init__(
         self,
@@ -82,10 +85,25 @@ class QuadrotorEnv(TaskEnv):
         self.action_queue = np.roll(self.action_queue, 1, axis=0)
         self.action_queue[0] = action
         delayed = self.action_queue[self.latency_steps, np.arange(self.num_envs)]
-        rpm = self.params.hover_rpm * (1.0 + self.cfg.action_rpm_scale * delayed)
-        self.rpm[:] = np.clip(rpm, 0.0, self.params.max_rpm)
+        self.apply_command(self.command_from_action(delayed))
+
+    def command_from_action(self, action: np.ndarray) -> np.ndarray:
+        """(N, 4) motor speeds (RPM) commanded by actions in [-1, 1]: the low-level command."""
+        rpm = self.params.hover_rpm * (1.0 + self.cfg.action_rpm_scale * action)
+        return np.clip(rpm, 0.0, self.params.max_rpm)
+
+    def apply_command(self, command: np.ndarray) -> None:
+        """Drive the motors at `command` (N, 4) RPM until the next command."""
+        self.rpm[:] = command
         kf = self.params.kf * self.scales["kf_scale"][:, None]
         self.engine.ctrl[:] = motor_thrust(self.rpm, kf)
+
+    def joint_state(self) -> tuple[None, np.ndarray, None]:
+        """Measured rotor speeds (N, 4) in rad/s, from the motor filter's thrust; a rotor's
+        angle and torque are not measured."""
+        kf = self.params.kf * self.scales["kf_scale"][:, None]
+        rpm = np.sqrt(np.maximum(self.engine.act, 0.0) / kf)
+        return None, rpm * RPM_TO_RAD_S, None
 
     def simulate(self) -> None:
         if not (self.cfg.physics.ground_effect or self.cfg.physics.drag):

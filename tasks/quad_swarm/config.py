@@ -1,0 +1,65 @@
+"""Configuration of `quad-swarm`: N Crazyflies cross a room of columns to their goals."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from simreal.tasks.quadrotor import QuadrotorConfig
+
+REWARD_TERMS = ("progress", "at_goal", "collision", "ang_vel")
+
+
+@dataclass
+class QuadSwarmConfig(QuadrotorConfig):
+    episode_s: float = 15.0
+    num_drones: int = 8
+    room_half_size: float = 5.0
+    """The room spans [-h, h] in x and y (m); leaving it ends the episode as a crash."""
+    ceiling: float = 3.0
+    obstacle_grid: int = 6
+    """Columns stand on a grid of obstacle_grid x obstacle_grid cells of 1 m in the middle."""
+    obstacle_radius: float = 0.2
+    density: tuple[float, float] = (0.0, 0.2)
+    """Training obstacle density range (share of grid cells with a column)."""
+    curriculum: tuple[float, ...] = (0.2, 0.4, 0.6, 0.8)
+    """Upper densities unlocked in turn while training succeeds; empty: no curriculum."""
+    curriculum_success: float = 0.8
+    """Training success rate that unlocks the next density."""
+    eval_density: float = 0.2
+    neighbours: int = 6
+    """k nearest drones each drone observes (padded with absent tokens when fewer)."""
+    obstacles_seen: int = 6
+    """Nearest columns each drone observes."""
+    goal_radius: float = 0.5
+    """Within this distance of its goal (m) a drone counts as arrived."""
+    collision_distance: float = 0.15
+    """Two drones closer than this (m, centre to centre) collide."""
+    random_init_fraction: float = 0.0
+    reward_weights: dict[str, float] = field(
+        default_factory=lambda: {
+            "progress": 5.0,
+            "at_goal": 0.5,
+            "collision": -5.0,
+            "ang_vel": -0.002,
+        }
+    )
+
+    def validate(self) -> None:
+        super().validate()
+        if not 1 <= self.num_drones <= 64:
+            raise ValueError(f"num_drones must be in [1, 64], got {self.num_drones}")
+        for name in ("density",):
+            low, high = getattr(self, name)
+            if not 0.0 <= low <= high <= 0.9:
+                raise ValueError(f"{name}: need 0 <= low <= high <= 0.9, got {low}, {high}")
+        if not 0.0 <= self.eval_density <= 0.9 or any(not 0 <= d <= 0.9 for d in self.curriculum):
+            raise ValueError("eval_density and curriculum densities must lie in [0, 0.9]")
+        if self.obstacle_grid < 1 or self.obstacle_grid > 2 * self.room_half_size - 3:
+            raise ValueError("obstacle_grid must leave at least 1.5 m free at each end of the room")
+        if self.neighbours < 1 or self.obstacles_seen < 1:
+            raise ValueError("neighbours and obstacles_seen must be >= 1")
+        unknown = set(self.reward_weights) - set(REWARD_TERMS)
+        if unknown:
+            raise ValueError(
+                f"reward_weights: unknown terms {sorted(unknown)}; known: {list(REWARD_TERMS)}"
+            )

@@ -1,0 +1,276 @@
+"""`quad-swarm` environment: one shared policy flies every drone of every simulation.
+
+Each simulation holds `num_drones` Crazyflies; PPO sees one row per drone. A
+simulation's drones share their episode: it ends when any of them crashes (floor,
+ceiling, walls, tilting over) or at the time limit. Collisions between drones or with
+columns are penalized and counted, and spoil the episode's success, but do not end it.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+
+from simreal.robots.crazyflie import MOTOR_NAMES, CrazyflieParams, motor_thrust
+from simreal.tasks.env import RewardTerm, TaskEnv
+from simreal.tasks.quad_hover.rewards import ang_vel
+from simreal.tasks.quad_swarm import observations as obs_terms
+from simreal.tasks.quad_swarm.config import QuadSwarmConfig
+from simreal.tasks.quad_swarm.scene import PARKED_Z, build_scene
+from simreal.tasks.rotations import roll_pitch
+
+CRASH_HEIGHT = 0.05
+SLOT_XS = np.linspace(-3.0, 3.0, 11)
+SLOT_DEPTHS = np.array([0.4, 0.9, 1.4])
+"""Start and goal slots: 11 across by 3 deep at each end of the room (33 drones at most)."""
+
+
+class QuadSwarmEnv(TaskEnv):
+    robot = "crazyflie"
+    action_groups: ClassVar[dict[str, tuple[int, ...]]] = {"motors": (0, 1, 2, 3)}
+    cfg: QuadSwarmConfig
+
+    def __init__(
+        self,
+        cfg: QuadSwarmConfig,
+        num_envs: int,
+        engine: str = "mjbatch",
+        seed: int = 0,
+        num_threads: int = 0,
+    ):
+        cfg.validate()
+        if cfg.num_drones > SLOT_XS.size * SLOT_DEPTHS.size:
+            raise ValueError(
+                f"num_drones: at most {SLOT_XS.size * SLOT_DEPTHS.size} fit the start zone"
+            )
+        self.cfg = cfg
+        self.params = CrazyflieParams()
+        self.agents_per_sim = n = cfg.num_drones
+        self.decimation = cfg.decimation
+        self.max_episode_steps = cfg.max_episode_steps
+        self.observation_layout = obs_terms.observation_layout(cfg.neighbours, cfg.obstacles_seen)
+        self.critic_observation_layout = self.observation_layout
+        self.observation_structure = obs_terms.observation_structure(
+            cfg.neighbours, cfg.obstacles_seen
+        )
+        cells = cfg.obstacle_grid
+        grid = (np.arange(cells) - (cells - 1) / 2) * 1.0
+        self.cell_xy = np.stack(np.meshgrid(grid, grid, indexing="ij"), axis=-1).reshape(-1, 2)
+        s = num_envs
+        self.columns_xy = np.zeros((s, cells * cells, 2))
+        self.column_present = np.zeros((s, cells * cells), dtype=bool)
+        self.goal = np.zeros((s, n, 3))
+        self.density = np.zeros(s)
+        self.level = 0
+        self.level_outcomes: list[float] = []
+        mjcf = build_scene(
+            self.params, n, cells, cfg.obstacle_radius, cfg.ceiling, 1.0 / cfg.physics_hz
+        )
+        super().__init__(mjcf, num_envs, engine, seed, num_threads)
+        self.action = np.zeros((s, n, 4))
+        self.last_action = np.zeros((s, n, 4))
+        self.prev_goal_dist = np.zeros((s, n))
+        self.collisions = np.zeros((s, n), dtype=bool)
+        self.collided = np.zeros(s, dtype=bool)
+        self.time_to_goal = np.full(s, np.nan)
+        self._crashed = np.zeros(s, dtype=bool)
+        model = self.engine.model
+        self._column_geoms = np.array([model.geom(f"column{j}").id for j in range(cells * cells)])
+
+    # -- state views: (num_sims, num_drones, ...) --------------------------------------
+    @property
+    def pos(self) -> np.ndarray:
+        return self.engine.qpos.reshape(self.num_sims, -1, 7)[:, :, 0:3]
+
+    @property
+    def quat(self) -> np.ndarray:
+        return self.engine.qpos.reshape(self.num_sims, -1, 7)[:, :, 3:7]
+
+    @property
+    def lin_vel(self) -> np.ndarray:
+        return self.engine.qvel.reshape(self.num_sims, -1, 6)[:, :, 0:3]
+
+    @property
+    def ang_vel(self) -> np.ndarray:
+        return self.engine.qvel.reshape(self.num_sims, -1, 6)[:, :, 3:6]
+
+    @property
+    def goal_dist(self) -> np.ndarray:
+        return np.linalg.norm(self.goal - self.pos, axis=-1)
+
+    @property
+    def density_high(self) -> float:
+        levels = (self.cfg.density[1], *self.cfg.curriculum)
+        return levels[min(self.level, len(levels) - 1)]
+
+    def reward_weights(self) -> dict[str, float]:
+        return self.cfg.reward_weights
+
+    def reward_terms(self) -> dict[str, RewardTerm]:
+        return {
+            "progress": lambda env: env._progress(),
+            "at_goal": lambda env: (env.goal_dist < env.cfg.goal_radius).astype(float).ravel(),
+            "collision": lambda env: env.collisions.astype(float).ravel(),
+            "ang_vel": lambda env: ang_vel(env.ang_vel.reshape(-1, 3)),
+        }
+
+    def _progress(self) -> np.ndarray:
+        """Metres closed on the goal this step, per drone."""
+        dist = self.goal_dist
+        progress = self.prev_goal_dist - dist
+        self.prev_goal_dist = dist
+        return progress.ravel()
+
+    def apply_action(self, action: np.ndarray) -> None:
+        s, n = self.num_sims, self.agents_per_sim
+        self.last_action[:] = self.action
+        self.action[:] = action.reshape(s, n, 4)
+        rpm = self.params.hover_rpm * (1.0 + self.cfg.action_rpm_scale * self.action)
+        rpm = np.clip(rpm, 0.0, self.params.max_rpm)
+        self.engine.ctrl[:] = motor_thrust(rpm, self.params.kf).reshape(s, n * 4)
+
+    def simulate(self) -> None:
+        self.engine.step(self.decimation)
+        self._detect_collisions()
+
+    def _detect_collisions(self) -> None:
+        pos = self.pos
+        n = self.agents_per_sim
+        gap = np.linalg.norm(pos[:, None, :, :] - pos[:, :, None, :], axis=-1)
+        gap[:, np.arange(n), np.arange(n)] = np.inf
+        drone_drone = (gap < self.cfg.collision_distance).any(axis=2)
+        rel = self.columns_xy[:, None, :, :] - pos[:, :, None, :2]
+        reach = self.cfg.obstacle_radius + self.params.collision_radius
+        drone_column = (
+            (np.linalg.norm(rel, axis=-1) < reach) & self.column_present[:, None, :]
+        ).any(axis=2)
+        self.collisions = drone_drone | drone_column
+        self.collided |= self.collisions.any(axis=1)
+
+    def observe(self) -> tuple[np.ndarray, np.ndarray]:
+        c = self.cfg
+        pos, vel = self.pos, self.lin_vel
+        obs = obs_terms.policy_observation(
+            pos,
+            self.quat,
+            vel,
+            self.ang_vel,
+            self.goal,
+            self.action,
+            obs_terms.neighbour_tokens(pos, vel, c.neighbours),
+            obs_terms.obstacle_tokens(
+                pos, self.columns_xy, self.column_present, c.obstacle_radius, c.obstacles_seen
+            ),
+        )
+        return obs, obs
+
+    def terminated(self) -> np.ndarray:
+        pos = self.pos
+        roll, pitch = roll_pitch(self.quat.reshape(-1, 4))
+        tilted = ((np.abs(roll) > self.cfg.max_tilt) | (np.abs(pitch) > self.cfg.max_tilt)).reshape(
+            pos.shape[:2]
+        )
+        h = self.cfg.room_half_size
+        crashed = (
+            (pos[..., 2] < CRASH_HEIGHT)
+            | (pos[..., 2] > self.cfg.ceiling)
+            | (np.abs(pos[..., 0]) > h)
+            | (np.abs(pos[..., 1]) > h)
+            | tilted
+        ).any(axis=1)
+        arrived = (self.goal_dist < self.cfg.goal_radius).all(axis=1)
+        first = arrived & np.isnan(self.time_to_goal)
+        self.time_to_goal[first] = (
+            (self.episode_step[:: self.agents_per_sim][first]) * self.control_dt
+        )
+        self._crashed = crashed
+        return self.per_agent(crashed)
+
+    def episode_metrics(self, ids: np.ndarray) -> dict[str, np.ndarray]:
+        sims = ids // self.agents_per_sim
+        arrived = (self.goal_dist < self.cfg.goal_radius).all(axis=1)
+        success = arrived & ~self.collided & ~self._crashed
+        duration = self.episode_step[ids] * self.control_dt
+        ttg = np.where(np.isnan(self.time_to_goal[sims]), duration, self.time_to_goal[sims])
+        outcome = {
+            "success": success[sims].astype(float),
+            "collision": self.collided[sims].astype(float),
+            "crash": self._crashed[sims].astype(float),
+            "time_to_goal_s": ttg,
+            "density": self.density[sims],
+        }
+        if not self.cfg.evaluation:
+            self._advance_curriculum(success[np.unique(sims)])
+        return outcome
+
+    def _advance_curriculum(self, successes: np.ndarray) -> None:
+        """Unlock the next density once recent training episodes mostly succeed."""
+        if self.level >= len(self.cfg.curriculum):
+            return
+        self.level_outcomes.extend(successes.tolist())
+        window = 4 * self.num_sims
+        if (
+            len(self.level_outcomes) >= window
+            and np.mean(self.level_outcomes[-window:]) >= self.cfg.curriculum_success
+        ):
+            self.level += 1
+            self.level_outcomes.clear()
+
+    def deployment_metadata(self) -> dict:
+        hover = self.params.hover_rpm
+        return {
+            **super().deployment_metadata(),
+            "robot": self.robot,
+            "joint_names": list(MOTOR_NAMES),
+            "default_joint_pos": [hover] * 4,
+            "action_scale": [self.cfg.action_rpm_scale * hover] * 4,
+            "kp": [],
+            "kd": [],
+            "observation_structure": self.observation_structure,
+        }
+
+    def reset_state(self, sim_ids: np.ndarray) -> None:
+        c = self.cfg
+        k, n = sim_ids.size, self.agents_per_sim
+        if c.evaluation:
+            density = np.full(k, c.eval_density)
+        else:
+            density = self.rng.uniform(c.density[0], max(c.density[0], self.density_high), k)
+        self.density[sim_ids] = density
+        cells = self.cell_xy.shape[0]
+        count = np.round(density * cells).astype(int)
+        order = np.argsort(self.rng.random((k, cells)), axis=1)
+        present = np.zeros((k, cells), dtype=bool)
+        np.put_along_axis(present, order, np.arange(cells)[None, :] < count[:, None], axis=1)
+        self.column_present[sim_ids] = present
+        self.columns_xy[sim_ids] = self.cell_xy
+        geom_pos = self.engine.model_field("geom_pos")
+        z = np.where(present, c.ceiling / 2, PARKED_Z)
+        geom_pos[sim_ids[:, None], self._column_geoms[None, :], 0:2] = self.cell_xy
+        geom_pos[sim_ids[:, None], self._column_geoms[None, :], 2] = z
+
+        starts = self._slots(k, n, -1.0)
+        goals = self._slots(k, n, 1.0)
+        goals[..., 2] = self.rng.uniform(0.7, 1.6, (k, n))
+        self.goal[sim_ids] = goals
+        qpos = np.zeros((k, n, 7))
+        qpos[..., 0:3] = starts
+        qpos[..., 3] = 1.0
+        self.engine.reset(sim_ids, qpos.reshape(k, -1), np.zeros((k, n * 6)))
+        self.action[sim_ids] = 0.0
+        self.last_action[sim_ids] = 0.0
+        self.prev_goal_dist[sim_ids] = np.linalg.norm(goals - starts, axis=-1)
+        self.collisions[sim_ids] = False
+        self.collided[sim_ids] = False
+        self.time_to_goal[sim_ids] = np.nan
+
+    def _slots(self, k: int, n: int, side: float) -> np.ndarray:
+        """(k, n, 3) distinct start (side -1) or goal (side +1) points at the room's ends."""
+        h = self.cfg.room_half_size
+        xs, ys = np.meshgrid(SLOT_XS, side * (h - SLOT_DEPTHS), indexing="ij")
+        slots = np.stack([xs.ravel(), ys.ravel()], axis=1)
+        pick = np.argsort(self.rng.random((k, slots.shape[0])), axis=1)[:, :n]
+        xy = slots[pick] + self.rng.uniform(-0.05, 0.05, (k, n, 2))
+        z = self.rng.uniform(0.8, 1.2, (k, n, 1))
+        return np.concatenate([xy, z], axis=-1)
