@@ -282,10 +282,12 @@ def test_every_registered_task_steps_with_random_actions(name):
     obs, critic = env.reset()
     assert np.isfinite(obs).all() and np.isfinite(critic).all()
     rng = np.random.default_rng(0)
+    rows = env.num_envs  # one per simulation, or one per drone of a swarm
+    assert rows == 8 * getattr(env, "agents_per_sim", 1)
     for _ in range(50):
-        step = env.step(rng.uniform(-1, 1, (8, env.num_actions)))
-        assert step.obs.shape == (8, env.num_obs)
-        assert step.critic_obs.shape == (8, env.num_critic_obs)
+        step = env.step(rng.uniform(-1, 1, (rows, env.num_actions)))
+        assert step.obs.shape == (rows, env.num_obs)
+        assert step.critic_obs.shape == (rows, env.num_critic_obs)
         assert np.isfinite(step.obs).all() and np.isfinite(step.critic_obs).all()
         assert np.isfinite(step.reward).all()
     assert env.unstable_resets == 0
