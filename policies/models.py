@@ -97,7 +97,9 @@ class ActorCritic(nn.Module):
         structure: dict | None = None,
     ):
         """`structure` (optional) splits the observation into self and token sets for the
-        entity-attention encoder; the critic uses it too when it sees the same observation."""
+        actor's entity-attention encoder. The critic stays an MLP: it serves only in
+        training, where the number of tokens is fixed, and attention would triple the
+        cost of every update on a CPU."""
         super().__init__()
         n_actions = sum(len(idx) for idx in action_groups.values())
         groups = action_groups if cfg.arch == "decoupled" else {"all": tuple(range(n_actions))}
@@ -105,8 +107,7 @@ class ActorCritic(nn.Module):
         self.obs_normalizer = EmpiricalNormalization(n_obs)
         self.critic_obs_normalizer = EmpiricalNormalization(n_critic_obs)
         self.actor = GroupedActor(n_obs, groups, cfg, structure)
-        critic_structure = structure if n_critic_obs == n_obs else None
-        self.critic = body(n_critic_obs, cfg.critic_hidden, 1, cfg, critic_structure)
+        self.critic = mlp(n_critic_obs, cfg.critic_hidden, 1, cfg.activation)
 
     def distribution(self, obs: torch.Tensor) -> Normal:
         mean = self.actor(self.obs_normalizer(obs))

@@ -55,6 +55,10 @@ def build_envs(config: dict[str, Any]):
 def new_run(args: argparse.Namespace) -> tuple[OnPolicyRunner, Path]:
     task_overrides, train_overrides = split_overrides(args.set)
     train_cfg = TrainConfig(seed=args.seed, stop_at_return=args.stop_at_return)
+    if not args.gym:
+        from simreal.tasks import get_task
+
+        train_cfg = apply_overrides(train_cfg, list(get_task(args.task).train_defaults), "train.")
     if args.envs is not None:
         train_cfg.num_envs = args.envs
     elif args.gym:

@@ -18,6 +18,9 @@ class TaskSpec:
     robot: str
     config_cls: type
     env_cls: type[TaskEnv]
+    train_defaults: tuple[str, ...] = ()
+    """`train.` overrides (KEY=VALUE) that suit this task better than the generic defaults;
+    the user's --set and flags still win."""
 
 
 TASKS: dict[str, TaskSpec] = {
@@ -46,6 +49,11 @@ TASKS: dict[str, TaskSpec] = {
             "crazyflie",
             QuadSwarmConfig,
             QuadSwarmEnv,
+            train_defaults=(
+                "num_envs=64",  # simulations: 8 drones each, 512 policy rows
+                "torch_threads=2",  # attention updates gain from a second core
+                "model.attention_dim=32",
+            ),
         ),
     )
 }

@@ -57,7 +57,7 @@ def lowstate_sample() -> LowState_:
             )
             for i in range(NUM_MOTORS)
         ],
-        wireless_remote=list(range(40)),
+        wireless_remote=bytes(range(40)),
         reserve=[9, 8, 7, 6],
     )
 

@@ -1,0 +1,44 @@
+"""DDS without ROS 2: CycloneDDS participants, ROS 2 messages on their wire conventions,
+and the Unitree G1's low-level messages with the CRC the robot checks.
+
+`ros2` (JointState, Imu, Float32MultiArray, ... and `topic_name`/`type_name`),
+`unitree_hg` (LowCmd_, LowState_, ...), `crc` (the robot's struct layout and CRC) and
+`participant` (readers, writers, QoS, and the CYCLONEDDS_URI guard).
+"""
+
+from simreal.deploy.dds.crc import (
+    crc32_unitree,
+    crc_ok,
+    lowcmd_crc,
+    lowstate_crc,
+    pack_lowcmd,
+    pack_lowstate,
+    with_crc,
+)
+from simreal.deploy.dds.participant import (
+    READER_QOS,
+    WRITER_QOS,
+    DdsConfigError,
+    DdsParticipant,
+    check_dds_config,
+    stream_qos,
+)
+from simreal.deploy.dds.ros2 import topic_name, type_name
+
+__all__ = [
+    "READER_QOS",
+    "WRITER_QOS",
+    "DdsConfigError",
+    "DdsParticipant",
+    "check_dds_config",
+    "crc32_unitree",
+    "crc_ok",
+    "lowcmd_crc",
+    "lowstate_crc",
+    "pack_lowcmd",
+    "pack_lowstate",
+    "stream_qos",
+    "topic_name",
+    "type_name",
+    "with_crc",
+]
