@@ -1,0 +1,131 @@
+"""quad-swarm: layout, tokens, obstacles, collisions, success, and the attention policy."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnxruntime as ort
+import torch
+
+from simreal.policies.config import ModelConfig
+from simreal.policies.export import export_onnx
+from simreal.policies.models import ActorCritic
+from simreal.tasks.quad_swarm import QuadSwarmConfig, QuadSwarmEnv
+from simreal.tasks.quad_swarm import observations as obs_terms
+from simreal.tasks.quad_swarm.scene import PARKED_Z
+
+
+def make(sims: int, **cfg) -> QuadSwarmEnv:
+    env = QuadSwarmEnv(QuadSwarmConfig(**cfg), num_envs=sims, seed=0, num_threads=1)
+    env.reset()
+    return env
+
+
+def test_one_row_per_drone_and_a_fixed_width_whatever_the_swarm_size():
+    small, large = make(2, num_drones=2), make(2, num_drones=32)
+    assert small.num_envs == 4 and large.num_envs == 64
+    assert small.num_obs == large.num_obs == 25 + 6 * 7 + 6 * 4
+    assert small.observation_structure == large.observation_structure
+
+
+def test_neighbour_tokens_are_nearest_first_and_padded():
+    pos = np.array([[[0.0, 0, 1], [3.0, 0, 1], [1.0, 0, 1]]])
+    tokens = obs_terms.neighbour_tokens(pos, np.zeros_like(pos), k=4)
+    np.testing.assert_allclose(tokens[0, 0, 0, 0:3], [1.0, 0, 0])  # drone 2 is nearest
+    np.testing.assert_allclose(tokens[0, 0, 1, 0:3], [3.0, 0, 0])
+    np.testing.assert_array_equal(tokens[0, 0, :, 6], [1, 1, 0, 0])
+    np.testing.assert_array_equal(tokens[0, 0, 2:, :6], 0.0)
+
+
+def test_obstacle_tokens_report_surface_distance_and_absence():
+    pos = np.array([[[0.0, 0.0, 1.0]]])
+    columns = np.array([[[1.0, 0.0], [0.0, 2.0], [5.0, 5.0]]])
+    present = np.array([[True, True, False]])
+    tokens = obs_terms.obstacle_tokens(pos, columns, present, radius=0.2, m=3)
+    np.testing.assert_allclose(tokens[0, 0, 0], [1.0, 0.0, 0.8, 1.0])
+    np.testing.assert_allclose(tokens[0, 0, 1], [0.0, 2.0, 1.8, 1.0])
+    np.testing.assert_allclose(tokens[0, 0, 2], [0.0, 0.0, obs_terms.FAR, 0.0])
+
+
+def test_density_places_that_share_of_columns_and_parks_the_rest():
+    env = make(3, evaluation=True, eval_density=0.5)
+    np.testing.assert_array_equal(env.column_present.sum(axis=1), 18)
+    z = env.engine.model_field("geom_pos")[:, env._column_geoms, 2]
+    np.testing.assert_allclose(z[env.column_present], env.cfg.ceiling / 2)
+    np.testing.assert_allclose(z[~env.column_present], PARKED_Z)
+    # Different simulations get different layouts.
+    assert not np.array_equal(env.column_present[0], env.column_present[1])
+
+
+def test_starts_and_goals_are_separate_and_at_opposite_ends():
+    env = make(4, num_drones=32, evaluation=True)
+    pos = env.pos
+    gaps = np.linalg.norm(pos[:, :, None] - pos[:, None], axis=-1) + np.eye(32) * 9
+    assert gaps.min() > env.cfg.collision_distance
+    assert np.all(pos[..., 1] < -3.0) and np.all(env.goal[..., 1] > 3.0)
+
+
+def test_collisions_are_counted_and_spoil_success():
+    env = make(1, num_drones=2, evaluation=True, eval_density=0.0, episode_s=0.2)
+    qpos = env.engine.qpos.reshape(1, 2, 7)
+    qpos[0, :, 0:3] = env.goal[0]
+    qpos[0, 1, 0:3] = qpos[0, 0, 0:3] + [0.1, 0.0, 0.0]  # too close to drone 0
+    env.engine.qpos[:] = qpos.reshape(1, -1)
+    step = env.step(np.zeros((2, 4)))
+    assert env.collisions.all()
+    while "episode" not in step.info:
+        step = env.step(np.zeros((2, 4)))
+    np.testing.assert_array_equal(step.info["episode"]["collision"], 1.0)
+    np.testing.assert_array_equal(step.info["episode"]["success"], 0.0)
+
+
+def test_drones_at_their_goals_succeed():
+    env = make(1, num_drones=3, evaluation=True, eval_density=0.0, episode_s=0.2)
+    qpos = env.engine.qpos.reshape(1, 3, 7)
+    qpos[0, :, 0:3] = env.goal[0]
+    env.engine.qpos[:] = qpos.reshape(1, -1)
+    step = env.step(np.zeros((3, 4)))
+    while "episode" not in step.info:
+        step = env.step(np.zeros((3, 4)))
+    np.testing.assert_array_equal(step.info["episode"]["success"], 1.0)
+    assert step.info["episode"]["time_to_goal_s"][0] < 0.1
+
+
+def attention_policy(env: QuadSwarmEnv) -> ActorCritic:
+    torch.manual_seed(0)
+    model = ActorCritic(
+        env.num_obs,
+        env.num_critic_obs,
+        env.action_groups,
+        ModelConfig(attention_dim=16),
+        env.observation_structure,
+    )
+    for p in model.parameters():
+        p.data.add_(0.1 * torch.randn_like(p))
+    return model
+
+
+def test_attention_policy_ignores_the_order_of_neighbours():
+    env = make(2, num_drones=8)
+    model = attention_policy(env)
+    obs, _ = env.observe()
+    shuffled = obs.copy()
+    k, size = env.cfg.neighbours, obs_terms.NEIGHBOUR_TOKEN
+    tokens = shuffled[:, 25 : 25 + k * size].reshape(-1, k, size)
+    shuffled[:, 25 : 25 + k * size] = tokens[:, ::-1].reshape(-1, k * size)
+    with torch.no_grad():
+        a = model.act_inference(torch.from_numpy(obs))
+        b = model.act_inference(torch.from_numpy(shuffled))
+    torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
+
+
+def test_a_policy_for_8_drones_runs_32_and_exports_to_onnx(tmp_path):
+    env8, env32 = make(1, num_drones=8), make(1, num_drones=32)
+    model = attention_policy(env8)
+    obs, _ = env32.observe()
+    with torch.no_grad():
+        expected = model.act_inference(torch.from_numpy(obs)).numpy()
+    path = export_onnx(model, tmp_path / "swarm.onnx", {"task": "quad-swarm"})
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    actions = session.run(None, {"obs": obs})[0]
+    assert actions.shape == (32, 4)
+    np.testing.assert_allclose(actions, expected, atol=1e-5)
