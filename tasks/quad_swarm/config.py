@@ -12,6 +12,8 @@ REWARD_TERMS = ("progress", "at_goal", "collision", "ang_vel")
 @dataclass
 class QuadSwarmConfig(QuadrotorConfig):
     episode_s: float = 15.0
+    max_tilt: float = 1.0
+    """Crossing the room takes brisk flight: the swarm allows more tilt than hovering."""
     num_drones: int = 8
     room_half_size: float = 5.0
     """The room spans [-h, h] in x and y (m); leaving it ends the episode as a crash."""
