@@ -12,12 +12,13 @@ from typing import ClassVar
 
 import numpy as np
 
-from simreal.robots.crazyflie import MOTOR_NAMES, CrazyflieParams, motor_thrust
+from simreal.robots.crazyflie import CrazyflieParams, motor_thrust
 from simreal.tasks.env import RewardTerm, TaskEnv
 from simreal.tasks.quad_hover.rewards import ang_vel
 from simreal.tasks.quad_swarm import observations as obs_terms
 from simreal.tasks.quad_swarm.config import QuadSwarmConfig
 from simreal.tasks.quad_swarm.scene import PARKED_Z, build_scene
+from simreal.tasks.quadrotor.env import motor_metadata
 from simreal.tasks.rotations import roll_pitch
 
 CRASH_HEIGHT = 0.05
@@ -218,15 +219,9 @@ class QuadSwarmEnv(TaskEnv):
             self.level_outcomes.clear()
 
     def deployment_metadata(self) -> dict:
-        hover = self.params.hover_rpm
         return {
             **super().deployment_metadata(),
-            "robot": self.robot,
-            "joint_names": list(MOTOR_NAMES),
-            "default_joint_pos": [hover] * 4,
-            "action_scale": [self.cfg.action_rpm_scale * hover] * 4,
-            "kp": [],
-            "kd": [],
+            **motor_metadata(self.params, self.cfg),
             "observation_structure": self.observation_structure,
         }
 

@@ -151,17 +151,7 @@ class QuadrotorEnv(TaskEnv):
         return (np.abs(roll) > self.cfg.max_tilt) | (np.abs(pitch) > self.cfg.max_tilt)
 
     def deployment_metadata(self) -> dict:
-        """A drone's "joints" are its motors: commands are RPM, default is hover, no PD."""
-        hover = self.params.hover_rpm
-        return {
-            **super().deployment_metadata(),
-            "robot": self.robot,
-            "joint_names": list(MOTOR_NAMES),
-            "default_joint_pos": [hover] * 4,
-            "action_scale": [self.cfg.action_rpm_scale * hover] * 4,
-            "kp": [],
-            "kd": [],
-        }
+        return {**super().deployment_metadata(), **motor_metadata(self.params, self.cfg)}
 
     def reset_state(self, ids: np.ndarray) -> None:
         qpos, qvel = self.start_pose(ids.size)
@@ -198,6 +188,19 @@ class QuadrotorEnv(TaskEnv):
         dynprm = self.engine.model_field("actuator_dynprm")
         dynprm[ids, :, 0] = np.maximum(self.motor_lag_s[ids, None], MIN_MOTOR_LAG_S)
         self.engine.commit_model(ids)
+
+
+def motor_metadata(params: CrazyflieParams, cfg: QuadrotorConfig) -> dict:
+    """A drone's "joints" are its motors: commands are RPM, default is hover, no PD."""
+    hover = params.hover_rpm
+    return {
+        "robot": "crazyflie",
+        "joint_names": list(MOTOR_NAMES),
+        "default_joint_pos": [hover] * 4,
+        "action_scale": [cfg.action_rpm_scale * hover] * 4,
+        "kp": [],
+        "kd": [],
+    }
 
 
 def rest_pose(n: int, position: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
