@@ -1,5 +1,6 @@
-"""Running a policy on a robot: the ONNX policy runtime, and later transports (rclpy,
-DDS), robot bridges, the safety layer, the virtual robot and rosbag2 logs.
+"""Running a policy on a robot: the ONNX policy runtime (`runtime`), ROS 2 wire types and
+the Unitree G1 messages over CycloneDDS (`dds`), rosbag2 logs and replay (`logs`,
+`replay`); the deploy node, robot bridges, safety layer and virtual robot come next.
 
 Uses tasks (their observation functions), robots and sim; never torch or
 `simreal.policies`, so a robot's computer needs only ONNX Runtime and numpy.

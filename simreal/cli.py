@@ -21,7 +21,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except (ValueError, KeyError, FileNotFoundError) as err:
+    except (ValueError, KeyError, FileNotFoundError, FileExistsError) as err:
         message = err.args[0] if isinstance(err, KeyError) and err.args else err
         print(f"simreal {args.command}: error: {message}", file=sys.stderr)
         return 2
@@ -71,8 +71,27 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--engine", default="mjbatch")
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--video", type=Path, help="write an MP4 of the first episode")
+    s.add_argument(
+        "--log",
+        type=Path,
+        metavar="DIR",
+        help="write the first episode as a rosbag2 log (a new directory)",
+    )
     s.add_argument("--json", type=Path, help="also write the metrics to this file")
     s.set_defaults(func=cmd_eval)
+
+    s = sub.add_parser("replay", help="summarize, plot, render or re-simulate a rollout log")
+    s.add_argument("log", type=Path, metavar="LOG", help="rosbag2 directory from --log")
+    s.add_argument("--plot", type=Path, metavar="FILE", help="write a PNG of the rollout")
+    s.add_argument("--video", type=Path, metavar="FILE", help="render the logged motion (MP4)")
+    s.add_argument(
+        "--resim",
+        action="store_true",
+        help="replay the logged commands open loop in simulation; report the gap (RMSE)",
+    )
+    s.add_argument("--engine", help="engine for --resim (default: the one the log came from)")
+    s.add_argument("--json", type=Path, metavar="FILE", help="also write the report here")
+    s.set_defaults(func=cmd_replay)
 
     s = sub.add_parser("export", help="export a run's policy to ONNX")
     s.add_argument("run", type=Path)
@@ -147,12 +166,28 @@ def cmd_eval(args: argparse.Namespace) -> int:
         engine=args.engine,
         seed=args.seed,
         video=args.video,
+        log=args.log,
     )
-    text = json.dumps(metrics, indent=2)
-    if args.json:
-        args.json.write_text(text + "\n")
-    print(text)
+    print_json(metrics, args.json)
     return 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from simreal.replay import replay_log
+
+    report = replay_log(
+        args.log, plot=args.plot, video=args.video, resim=args.resim, engine=args.engine
+    )
+    print_json(report, args.json)
+    return 0
+
+
+def print_json(data: dict, path: Path | None) -> None:
+    """Print `data` as JSON, and write it to `path` too when given."""
+    text = json.dumps(data, indent=2)
+    if path:
+        path.write_text(text + "\n")
+    print(text)
 
 
 def cmd_export(args: argparse.Namespace) -> int:

@@ -71,9 +71,14 @@ def evaluate_policy(
     engine: str = "mjbatch",
     seed: int = 0,
     video: Path | None = None,
+    log: Path | None = None,
 ) -> dict[str, Any]:
     from simreal.policies.evaluate import evaluate
 
+    if log is not None:
+        from simreal.deploy.logs import check_new_bag
+
+        check_new_bag(log)  # before the evaluation, not after it
     policy, config = load_policy(path)
     env = make_eval_env(config, episodes, engine, seed, task)
     metrics = {"policy": str(path), "task": task or config["task"], "engine": engine}
@@ -81,7 +86,41 @@ def evaluate_policy(
     if video is not None:
         metrics["video"] = str(video)
         metrics["video_frames"] = record_video(env, policy, video)
+    if log is not None:
+        metrics["log"] = str(record_log(path, policy, config, task, engine, seed, log))
     return metrics
+
+
+def record_log(
+    policy_path: Path,
+    policy: Policy,
+    config: dict[str, Any],
+    task: str | None,
+    engine: str,
+    seed: int,
+    log: Path,
+) -> Path:
+    """Log the first evaluation episode of simulation 0 as a rosbag2 directory `log`.
+
+    A fresh one-simulation environment runs it: evaluation episodes start alike and
+    sample nothing, so it is simulation 0's first episode, from an untouched simulator
+    state that `simreal replay --resim` reproduces exactly.
+    """
+    from simreal.config import to_plain
+    from simreal.deploy.logs import record_episode
+
+    if config.get("gym"):
+        raise ValueError("--log needs a simreal task, not a Gymnasium env")
+    env = make_eval_env(config, 1, engine, seed, task)
+    return record_episode(
+        env,
+        policy,
+        log,
+        task=task or config["task"],
+        task_config=to_plain(env.cfg),
+        engine=engine,
+        policy=str(policy_path),
+    )
 
 
 def record_video(env, policy: Policy, path: Path) -> int:

@@ -1,0 +1,191 @@
+"""Looking at a rollout log: a summary, a plot of tracking, actions, IMU and timing, a video.
+
+Works from the log alone (`/simreal/meta` carries the robot's MuJoCo model for the
+video); re-simulation, which needs the task, is `simreal.deploy.logs.sim.resimulate`.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import mujoco
+import numpy as np
+
+from simreal.deploy.logs.reader import Rollout
+from simreal.deploy.logs.sim import Resimulation
+
+
+def summary(rollout: Rollout) -> dict[str, Any]:
+    """Duration, message counts per topic, control steps and loop timing statistics."""
+    meta = rollout.meta
+    out: dict[str, Any] = {
+        "log": str(rollout.path),
+        "task": meta.task,
+        "robot": meta.robot,
+        "source": meta.source,
+        "duration_s": rollout.duration_s,
+        "messages": {topic: count for topic, (_, count) in rollout.topics.items()},
+    }
+    if "command" in rollout.series:
+        out["control_steps"] = len(rollout.series["command"].t)
+    timing = rollout.series.get("loop_timing")
+    if timing is not None:
+        period, compute = timing.values[:, 0], timing.values[:, 1]
+        out.update(
+            loop_period_mean_s=float(period.mean()),
+            loop_period_p99_s=float(np.percentile(period, 99)),
+            compute_mean_s=float(compute.mean()),
+            compute_p99_s=float(np.percentile(compute, 99)),
+        )
+    return out
+
+
+def _tracking(rollout: Rollout) -> tuple[str, float] | None:
+    """(series key, factor) turning the first command field into the measured joint field."""
+    field, to_si = rollout.meta.command_tracks
+    key = f"joint_{field}"
+    return (key, to_si) if key in rollout.series and "command" in rollout.series else None
+
+
+def plot_rollout(
+    rollout: Rollout, path: str | os.PathLike[str], resim: Resimulation | None = None
+) -> Path:
+    """Write a PNG: commanded vs measured per joint, base position, actions, IMU rates, timing.
+
+    Joint panels show the measured field the command sets, in the command's unit
+    (a drone's rotor speed in RPM). With `resim`, the re-simulated trajectory is dashed.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    meta = rollout.meta
+    names = meta.joint_names
+    cols = 4
+    joint_rows = math.ceil(len(names) / cols)
+    fig = Figure(figsize=(14, 2.4 * joint_rows + 6.5), layout="constrained")
+    FigureCanvasAgg(fig)
+    grid = fig.add_gridspec(joint_rows + 2, cols)
+    fig.suptitle(f"{meta.task or meta.robot} ({meta.source}): {rollout.path.name}")
+    _joint_panels(fig, grid, rollout, resim, cols)
+    lower = joint_rows
+    panels = [
+        (fig.add_subplot(grid[lower, :2]), "base position (m)", _base_position, resim),
+        (fig.add_subplot(grid[lower, 2:]), "policy action", _actions, None),
+        (fig.add_subplot(grid[lower + 1, :2]), "IMU angular velocity (rad/s)", _imu, None),
+        (fig.add_subplot(grid[lower + 1, 2:]), "loop timing (ms)", _timing, None),
+    ]
+    for ax, title, draw, extra in panels:
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel("t (s)", fontsize=8)
+        ax.grid(alpha=0.3)
+        if not draw(ax, rollout, extra):
+            ax.text(0.5, 0.5, "not logged", ha="center", va="center", transform=ax.transAxes)
+        elif ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7, ncol=3)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=80)
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(buf.getvalue())
+    os.replace(tmp, path)
+    return path
+
+
+def _joint_panels(fig, grid, rollout: Rollout, resim: Resimulation | None, cols: int) -> None:
+    tracking = _tracking(rollout)
+    field, _ = rollout.meta.command_tracks
+    unit = rollout.meta.command_fields[0] if rollout.meta.command_fields else ""
+    for j, name in enumerate(rollout.meta.joint_names):
+        ax = fig.add_subplot(grid[j // cols, j % cols])
+        ax.set_title(f"{name}: {field} ({unit})", fontsize=9)
+        ax.grid(alpha=0.3)
+        if "command" in rollout.series:
+            cmd = rollout.series["command"]
+            ax.step(cmd.t, cmd.values[:, j, 0], where="post", lw=1, label="commanded")
+        if tracking is not None:
+            key, to_si = tracking
+            measured = rollout.series[key]
+            ax.plot(measured.t, measured.values[:, j] / to_si, lw=1, label="measured")
+            if resim is not None and field in resim.joints:
+                ax.plot(resim.t, resim.joints[field][:, j] / to_si, "--", lw=1, label="re-sim")
+        if j == 0:
+            ax.legend(fontsize=7)
+
+
+def _base_position(ax, rollout: Rollout, resim: Resimulation | None) -> bool:
+    pos = rollout.series.get("base_position")
+    if pos is None:
+        return False
+    for i, axis in enumerate("xyz"):
+        line = ax.plot(pos.t, pos.values[:, i], lw=1, label=axis)[0]
+        if resim is not None:
+            ax.plot(resim.t, resim.base_position[:, i], "--", lw=1, color=line.get_color())
+    return True
+
+
+def _actions(ax, rollout: Rollout, _: object) -> bool:
+    action = rollout.series.get("action")
+    if action is None:
+        return False
+    names = rollout.meta.action_names or [str(i) for i in range(action.values.shape[1])]
+    for i, name in enumerate(names):
+        ax.plot(action.t, action.values[:, i], lw=1, label=name)
+    return True
+
+
+def _imu(ax, rollout: Rollout, _: object) -> bool:
+    gyro = rollout.series.get("imu_angular_velocity")
+    if gyro is None:
+        return False
+    for i, axis in enumerate("xyz"):
+        ax.plot(gyro.t, gyro.values[:, i], lw=1, label=axis)
+    return True
+
+
+def _timing(ax, rollout: Rollout, _: object) -> bool:
+    timing = rollout.series.get("loop_timing")
+    if timing is None:
+        return False
+    ax.plot(timing.t, 1e3 * timing.values[:, 0], lw=1, label="period")
+    ax.plot(timing.t, 1e3 * timing.values[:, 1], lw=1, label="compute")
+    return True
+
+
+def render_video(rollout: Rollout, path: str | os.PathLike[str]) -> int:
+    """Render the logged base poses (and joint positions the model has) to an MP4."""
+    from simreal.sim.render import VideoRecorder
+
+    meta = rollout.meta
+    if not meta.mjcf:
+        raise ValueError(f"{rollout.path}: the log carries no MuJoCo model to render")
+    poses = rollout.series.get("base_position")
+    if poses is None:
+        raise ValueError(f"{rollout.path}: no /base_pose messages to render")
+    orientation = rollout.series["base_orientation"].values
+    with VideoRecorder(meta.mjcf, fps=round(1.0 / meta.control_dt)) as recorder:
+        model = recorder.model
+        joint_qpos = _joint_qpos_addresses(model, meta.joint_names)
+        positions = rollout.series.get("joint_position")
+        qpos = model.qpos0.copy()
+        for k, t in enumerate(poses.t):
+            qpos[0:3], qpos[3:7] = poses.values[k], orientation[k]
+            if positions is not None and joint_qpos:
+                row = min(np.searchsorted(positions.t, t), len(positions.t) - 1)
+                for j, adr in joint_qpos.items():
+                    qpos[adr] = positions.values[row, j]
+            recorder.add_frame(qpos)
+        return recorder.save(path)
+
+
+def _joint_qpos_addresses(model: mujoco.MjModel, names: tuple[str, ...]) -> dict[int, int]:
+    """Joint index in the log -> qpos address, for the logged joints the model has."""
+    out = {}
+    for j, name in enumerate(names):
+        jid = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name)
+        if jid >= 0:
+            out[j] = int(model.jnt_qposadr[jid])
+    return out
