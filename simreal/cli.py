@@ -78,6 +78,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="write the first episode as a rosbag2 log (a new directory)",
     )
     s.add_argument("--json", type=Path, help="also write the metrics to this file")
+    s.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="task.FIELD=VALUE",
+        help="evaluate under a changed task config, e.g. task.num_drones=32",
+    )
     s.set_defaults(func=cmd_eval)
 
     s = sub.add_parser("replay", help="summarize, plot, render or re-simulate a rollout log")
@@ -167,6 +174,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         seed=args.seed,
         video=args.video,
         log=args.log,
+        overrides=args.set,
     )
     print_json(metrics, args.json)
     return 0

@@ -64,6 +64,24 @@ def make_eval_env(config: dict[str, Any], num_envs: int, engine: str, seed: int,
     )
 
 
+def with_task_overrides(config: dict[str, Any], overrides: list[str], task: str | None):
+    """The run config with `task.FIELD=VALUE` overrides applied to its task config."""
+    if not overrides:
+        return config
+    from simreal.config import apply_overrides, to_plain
+    from simreal.tasks import get_task
+    from simreal.training import split_overrides
+
+    task_items, train_items = split_overrides(overrides)
+    if train_items or config.get("gym"):
+        raise ValueError("eval --set takes task.FIELD=VALUE overrides of a simreal task only")
+    spec = get_task(task or config["task"])
+    plain = config.get("task_config") if spec.name == config["task"] else None
+    base = from_plain(spec.config_cls, plain, "task.") if plain else spec.config_cls()
+    cfg = apply_overrides(base, task_items, "task.")
+    return {**config, "task": spec.name, "task_config": to_plain(cfg)}
+
+
 def evaluate_policy(
     path: Path,
     task: str | None = None,
@@ -72,6 +90,7 @@ def evaluate_policy(
     seed: int = 0,
     video: Path | None = None,
     log: Path | None = None,
+    overrides: list[str] | None = None,
 ) -> dict[str, Any]:
     from simreal.policies.evaluate import evaluate
 
@@ -80,6 +99,7 @@ def evaluate_policy(
 
         check_new_bag(log)  # before the evaluation, not after it
     policy, config = load_policy(path)
+    config = with_task_overrides(config, overrides or [], task)
     env = make_eval_env(config, episodes, engine, seed, task)
     metrics = {"policy": str(path), "task": task or config["task"], "engine": engine}
     metrics.update(evaluate(env, policy))

@@ -170,3 +170,15 @@ def test_eval_is_repeatable(tmp_path, capsys):
         results.append(printed_json(capsys.readouterr().out))
     assert results[0] == results[1]
     assert Path(results[0]["policy"]) == run
+
+
+def test_eval_set_changes_the_task_config(tmp_path, capsys):
+    policy = str(Path(__file__).resolve().parent.parent / "results/quad-track/policy.onnx")
+    code = main(["eval", policy, "--episodes", "1", "--set", "task.eval_kind=circle"])
+    assert code == 0
+    circle = json.loads(capsys.readouterr().out)
+    code = main(["eval", policy, "--episodes", "1"])
+    figure8 = json.loads(capsys.readouterr().out)
+    assert circle["position_rmse_m"] != figure8["position_rmse_m"]
+    assert main(["eval", policy, "--set", "task.no_such_field=1"]) == 2
+    assert "no_such_field" in capsys.readouterr().err
