@@ -43,8 +43,12 @@ class TaskEnv(ABC):
     max_episode_steps: int
     decimation: int
     agents_per_sim: int = 1
-    """Policy rows per simulation (a swarm: one per drone). The agents of a simulation
-    start and end their episodes together; arrays PPO sees lead with num_envs agents."""
+    """Policy rows per simulation (a swarm: one per drone); arrays PPO sees lead with
+    num_envs = num_sims * agents_per_sim agents."""
+    agents_end_together: bool = True
+    """False: an agent that fails ends only its own episode and is respawned
+    (`respawn_agents`) while the others fly on; a simulation restarts when its time
+    runs out. True: any failure restarts the whole simulation."""
     command_fields: tuple[str, ...] = ()
     """Per-joint fields of the low-level command (`command_from_action`), e.g. ("rpm",) or
     ("q", "dq", "kp", "kd", "tau"); empty for a task that has none."""
@@ -58,6 +62,7 @@ class TaskEnv(ABC):
         self.mjcf = mjcf
         self.engine: Engine = make_engine(engine, mjcf, num_sims, num_threads)
         self.rng = np.random.default_rng(seed)
+        self.sim_step = np.zeros(num_sims, dtype=np.int64)
         self.episode_step = np.zeros(self.num_envs, dtype=np.int64)
         self.episode_return = np.zeros(self.num_envs)
         self.episode_terms: dict[str, np.ndarray] = {
@@ -156,6 +161,7 @@ class TaskEnv(ABC):
     def step(self, action: np.ndarray) -> StepResult:
         self.apply_action(np.clip(action, -1.0, 1.0))
         unstable = self._simulate_safely()
+        self.sim_step += 1
         self.episode_step += 1
         with np.errstate(invalid="ignore", over="ignore"):
             return self._end_step(unstable)
@@ -172,13 +178,14 @@ class TaskEnv(ABC):
             reward += value
         self.episode_return += reward
         terminated = self.terminated() | unstable
-        truncated = (self.episode_step >= self.max_episode_steps) & ~terminated
+        time_up = self.sim_step >= self.max_episode_steps
+        truncated = self.per_agent(time_up) & ~terminated
         _, final_critic_obs = self.observe()
         info: dict = {"unstable_resets": int(unstable.sum()) // self.agents_per_sim}
         done_ids = np.flatnonzero(terminated | truncated)
         if done_ids.size:
             info["episode"] = self._finish_episodes(done_ids)
-            self._reset_sims(np.unique(done_ids // self.agents_per_sim))
+            self._reset_done(done_ids, time_up | self._all_failed(terminated))
         obs, critic_obs = self.observe()
         return StepResult(
             obs,
@@ -207,10 +214,33 @@ class TaskEnv(ABC):
         }
         return ended
 
+    def respawn_agents(self, agent_ids: np.ndarray) -> None:
+        """Put failed agents back into their running simulations (agents_end_together False)."""
+        raise NotImplementedError
+
+    def _all_failed(self, terminated: np.ndarray) -> np.ndarray:
+        return terminated.reshape(self.num_sims, self.agents_per_sim).all(axis=1)
+
+    def _reset_done(self, done_ids: np.ndarray, sim_over: np.ndarray) -> None:
+        a = self.agents_per_sim
+        if self.agents_end_together:
+            self._reset_sims(np.unique(done_ids // a))
+            return
+        over = np.flatnonzero(sim_over)
+        if over.size:
+            self._reset_sims(over)
+        alone = done_ids[~sim_over[done_ids // a]]
+        if alone.size:
+            self.respawn_agents(alone)
+            self._clear_agents(alone)
+
     def _reset_sims(self, sim_ids: np.ndarray) -> None:
         self.reset_state(sim_ids)
+        self.sim_step[sim_ids] = 0
         a = self.agents_per_sim
-        ids = (sim_ids[:, None] * a + np.arange(a)).ravel()
+        self._clear_agents((sim_ids[:, None] * a + np.arange(a)).ravel())
+
+    def _clear_agents(self, ids: np.ndarray) -> None:
         self.episode_step[ids] = 0
         self.episode_return[ids] = 0.0
         for values in self.episode_terms.values():

@@ -129,3 +129,20 @@ def test_a_policy_for_8_drones_runs_32_and_exports_to_onnx(tmp_path):
     actions = session.run(None, {"obs": obs})[0]
     assert actions.shape == (32, 4)
     np.testing.assert_allclose(actions, expected, atol=1e-5)
+
+
+def test_a_crashed_drone_restarts_alone_and_spoils_the_swarm_success():
+    env = make(2, num_drones=3, evaluation=True, eval_density=0.0, episode_s=0.5)
+    qpos = env.engine.qpos.reshape(2, 3, 7)
+    qpos[0, 1, 2] = 0.01  # drone 1 of simulation 0 hits the floor
+    env.engine.qpos[:] = qpos.reshape(2, -1)
+    step = env.step(np.zeros((6, 4)))
+    np.testing.assert_array_equal(step.terminated, [False, True, False, False, False, False])
+    np.testing.assert_array_equal(step.info["episode"]["crash"], [1.0])
+    np.testing.assert_allclose(env.pos[0, 1], env.start_pos[0, 1])  # respawned
+    assert env.episode_step[1] == 0 and env.episode_step[0] == 1
+    while not step.truncated.any():
+        step = env.step(np.zeros((6, 4)))
+    assert step.truncated.all()
+    np.testing.assert_array_equal(step.info["episode"]["crash"], [1, 1, 1, 0, 0, 0])
+    np.testing.assert_array_equal(step.info["episode"]["success"][:3], 0.0)

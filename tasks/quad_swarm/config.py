@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from simreal.tasks.quadrotor import QuadrotorConfig
 
-REWARD_TERMS = ("progress", "at_goal", "collision", "ang_vel")
+REWARD_TERMS = ("progress", "at_goal", "collision", "crash", "ang_vel")
 
 
 @dataclass

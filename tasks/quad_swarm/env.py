@@ -1,9 +1,11 @@
 """`quad-swarm` environment: one shared policy flies every drone of every simulation.
 
-Each simulation holds `num_drones` Crazyflies; PPO sees one row per drone. A
-simulation's drones share their episode: it ends when any of them crashes (floor,
-ceiling, walls, tilting over) or at the time limit. Collisions between drones or with
-columns are penalized and counted, and spoil the episode's success, but do not end it.
+Each simulation holds `num_drones` Crazyflies; PPO sees one row per drone. A drone that
+crashes (floor, ceiling, walls, tilting over) ends its own episode and restarts from
+its start slot while the others fly on, so no drone is cut short by a neighbour's
+crash; the simulation restarts when its time runs out. Collisions between drones or
+with columns are penalized and counted. The swarm succeeds when, at the end, every
+drone is at its goal and none collided or crashed during the episode.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ SLOT_DEPTHS = np.array([0.4, 0.9, 1.4])
 
 class QuadSwarmEnv(TaskEnv):
     robot = "crazyflie"
+    agents_end_together = False
     action_groups: ClassVar[dict[str, tuple[int, ...]]] = {"motors": (0, 1, 2, 3)}
     cfg: QuadSwarmConfig
 
@@ -75,7 +78,9 @@ class QuadSwarmEnv(TaskEnv):
         self.collisions = np.zeros((s, n), dtype=bool)
         self.collided = np.zeros(s, dtype=bool)
         self.time_to_goal = np.full(s, np.nan)
-        self._crashed = np.zeros(s, dtype=bool)
+        self.crashed_any = np.zeros(s, dtype=bool)
+        self.crashed_now = np.zeros((s, n), dtype=bool)
+        self.start_pos = np.zeros((s, n, 3))
         model = self.engine.model
         self._column_geoms = np.array([model.geom(f"column{j}").id for j in range(cells * cells)])
 
@@ -113,6 +118,7 @@ class QuadSwarmEnv(TaskEnv):
             "progress": lambda env: env._progress(),
             "at_goal": lambda env: (env.goal_dist < env.cfg.goal_radius).astype(float).ravel(),
             "collision": lambda env: env.collisions.astype(float).ravel(),
+            "crash": lambda env: env.crashed_now.astype(float).ravel(),
             "ang_vel": lambda env: ang_vel(env.ang_vel.reshape(-1, 3)),
         }
 
@@ -167,43 +173,62 @@ class QuadSwarmEnv(TaskEnv):
         return obs, obs
 
     def terminated(self) -> np.ndarray:
+        """A drone that crashes (floor, ceiling, walls, tilting over) ends its own episode."""
         pos = self.pos
         roll, pitch = roll_pitch(self.quat.reshape(-1, 4))
-        tilted = ((np.abs(roll) > self.cfg.max_tilt) | (np.abs(pitch) > self.cfg.max_tilt)).reshape(
-            pos.shape[:2]
-        )
+        tilt = np.maximum(np.abs(roll), np.abs(pitch)).reshape(pos.shape[:2])
         h = self.cfg.room_half_size
-        crashed = (
+        self.crashed_now = (
             (pos[..., 2] < CRASH_HEIGHT)
             | (pos[..., 2] > self.cfg.ceiling)
             | (np.abs(pos[..., 0]) > h)
             | (np.abs(pos[..., 1]) > h)
-            | tilted
-        ).any(axis=1)
+            | (tilt > self.cfg.max_tilt)
+        )
+        self.crashed_any |= self.crashed_now.any(axis=1)
         arrived = (self.goal_dist < self.cfg.goal_radius).all(axis=1)
         first = arrived & np.isnan(self.time_to_goal)
-        self.time_to_goal[first] = (
-            (self.episode_step[:: self.agents_per_sim][first]) * self.control_dt
-        )
-        self._crashed = crashed
-        return self.per_agent(crashed)
+        self.time_to_goal[first] = self.sim_step[first] * self.control_dt
+        return self.crashed_now.ravel()
 
     def episode_metrics(self, ids: np.ndarray) -> dict[str, np.ndarray]:
+        """Swarm outcomes of each drone's simulation so far: success needs every drone at
+        its goal at the end with no collision and no crash in the whole episode."""
         sims = ids // self.agents_per_sim
         arrived = (self.goal_dist < self.cfg.goal_radius).all(axis=1)
-        success = arrived & ~self.collided & ~self._crashed
-        duration = self.episode_step[ids] * self.control_dt
-        ttg = np.where(np.isnan(self.time_to_goal[sims]), duration, self.time_to_goal[sims])
+        success = arrived & ~self.collided & ~self.crashed_any
+        elapsed = self.sim_step * self.control_dt
+        ttg = np.where(np.isnan(self.time_to_goal), elapsed, self.time_to_goal)
         outcome = {
             "success": success[sims].astype(float),
             "collision": self.collided[sims].astype(float),
-            "crash": self._crashed[sims].astype(float),
-            "time_to_goal_s": ttg,
+            "crash": self.crashed_any[sims].astype(float),
+            "time_to_goal_s": ttg[sims],
             "density": self.density[sims],
         }
-        if not self.cfg.evaluation:
-            self._advance_curriculum(success[np.unique(sims)])
+        ended = np.unique(sims[self.sim_step[sims] >= self.max_episode_steps])
+        if not self.cfg.evaluation and ended.size:
+            self._advance_curriculum(success[ended])
         return outcome
+
+    def respawn_agents(self, agent_ids: np.ndarray) -> None:
+        """Crashed drones restart at rest from their start slots; the others fly on."""
+        n = self.agents_per_sim
+        sims, drones = agent_ids // n, agent_ids % n
+        qpos_cols = 7 * drones[:, None] + np.arange(7)
+        qvel_cols = 6 * drones[:, None] + np.arange(6)
+        act_cols = 4 * drones[:, None] + np.arange(4)
+        start = np.zeros((agent_ids.size, 7))
+        start[:, 0:3] = self.start_pos[sims, drones]
+        start[:, 3] = 1.0
+        self.engine.qpos[sims[:, None], qpos_cols] = start
+        self.engine.qvel[sims[:, None], qvel_cols] = 0.0
+        self.engine.act[sims[:, None], act_cols] = 0.0
+        self.action[sims, drones] = 0.0
+        self.last_action[sims, drones] = 0.0
+        self.prev_goal_dist[sims, drones] = np.linalg.norm(
+            self.goal[sims, drones] - self.start_pos[sims, drones], axis=-1
+        )
 
     def _advance_curriculum(self, successes: np.ndarray) -> None:
         """Unlock the next density once recent training episodes mostly succeed."""
@@ -249,6 +274,7 @@ class QuadSwarmEnv(TaskEnv):
         goals = self._slots(k, n, 1.0)
         goals[..., 2] = self.rng.uniform(0.7, 1.6, (k, n))
         self.goal[sim_ids] = goals
+        self.start_pos[sim_ids] = starts
         qpos = np.zeros((k, n, 7))
         qpos[..., 0:3] = starts
         qpos[..., 3] = 1.0
@@ -258,6 +284,7 @@ class QuadSwarmEnv(TaskEnv):
         self.prev_goal_dist[sim_ids] = np.linalg.norm(goals - starts, axis=-1)
         self.collisions[sim_ids] = False
         self.collided[sim_ids] = False
+        self.crashed_any[sim_ids] = False
         self.time_to_goal[sim_ids] = np.nan
 
     def _slots(self, k: int, n: int, side: float) -> np.ndarray:
