@@ -105,6 +105,37 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", type=Path, help="default: RUN/policy.onnx")
     s.set_defaults(func=cmd_export)
 
+    s = sub.add_parser("sim-robot", help="run the virtual robot behind the robot's DDS interface")
+    s.add_argument("robot", help="g1")
+    s.add_argument(
+        "--perturb", type=Path, metavar="FILE", help="calibration-overlay YAML: the hidden truth"
+    )
+    s.add_argument(
+        "--rate", type=float, default=500.0, metavar="HZ", help="state rate = physics rate"
+    )
+    s.add_argument("--hang", action="store_true", help="fix the pelvis in the air, as on a gantry")
+    s.add_argument("--band", action="store_true", help="stand on the floor held by an elastic band")
+    s.add_argument("--domain", type=int, default=0, help="DDS domain id")
+    s.add_argument("--duration", type=float, metavar="S", help="stop after S seconds")
+    s.set_defaults(func=cmd_sim_robot)
+
+    s = sub.add_parser("deploy", help="run a policy on a robot (or the virtual robot)")
+    s.add_argument("policy", type=Path, metavar="POLICY.onnx")
+    s.add_argument("--robot", required=True, help="g1")
+    s.add_argument("--transport", choices=("dds", "ros2"), default="dds")
+    s.add_argument("--log", type=Path, metavar="DIR", help="write a rosbag2 log (a new directory)")
+    s.add_argument("--rate", type=float, default=500.0, metavar="HZ", help="low-level command rate")
+    s.add_argument(
+        "--state-timeout",
+        type=float,
+        default=50.0,
+        metavar="MS",
+        help="watchdog: damp when the newest valid state is older than this",
+    )
+    s.add_argument("--domain", type=int, default=0, help="DDS domain id")
+    s.add_argument("--duration", type=float, metavar="S", help="stop after S seconds")
+    s.set_defaults(func=cmd_deploy)
+
     s = sub.add_parser("bench", help="run the benchmarks")
     s.add_argument("name", nargs="?", help="one benchmark (default: all)")
     s.set_defaults(func=cmd_bench)
@@ -204,6 +235,18 @@ def cmd_export(args: argparse.Namespace) -> int:
     path = evaluation.export_run(args.run, args.out)
     print(path)
     return 0
+
+
+def cmd_sim_robot(args: argparse.Namespace) -> int:
+    from simreal import deploying
+
+    return deploying.sim_robot(args)
+
+
+def cmd_deploy(args: argparse.Namespace) -> int:
+    from simreal import deploying
+
+    return deploying.deploy(args)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from simreal.tasks.env import TaskEnv
+from simreal.tasks.g1_force import G1ForceConfig, G1ForceEnv
 from simreal.tasks.quad_hover import QuadHoverConfig, QuadHoverEnv
 from simreal.tasks.quad_swarm import QuadSwarmConfig, QuadSwarmEnv
 from simreal.tasks.quad_track import QuadTrackConfig, QuadTrackEnv
@@ -55,6 +56,23 @@ TASKS: dict[str, TaskSpec] = {
                 "model.attention_dim=32",
                 # One crash ends the episode of all its drones: explore gently.
                 "model.init_std=0.25",
+            ),
+        ),
+        TaskSpec(
+            "g1-force",
+            "Unitree G1 (29 DoF) stands and steps under random pushes and pulls on torso and "
+            "hands up to 300 N (curriculum), leaning into them (FAT2 reward); metrics "
+            "max_push_resisted_n, fall_rate.",
+            "g1",
+            G1ForceConfig,
+            G1ForceEnv,
+            train_defaults=(
+                "num_envs=256",
+                "ppo.num_steps_per_env=24",
+                "model.actor_hidden=[256, 128]",
+                "model.critic_hidden=[256, 128]",
+                "model.init_std=0.5",
+                "eval_interval=20",
             ),
         ),
     )

@@ -1,0 +1,187 @@
+"""The simulated G1 behind the virtual robot: MuJoCo, driven the way the robot's motors
+interpret a LowCmd_.
+
+Each motor applies tau = kp (q_cmd - q_meas) + kd (dq_cmd - dq) + tau_ff, clipped at its
+torque limit, where q_meas is what its encoder reports (true q plus the overlay's
+encoder offset). The MJCF's position actuators are turned into affine actuators whose
+gains are rewritten from every command: force = ctrl - kp q - kd dq with
+ctrl = kp (q_cmd - offset) + kd dq_cmd + tau_ff. That is the motor's PD law exactly, and
+MuJoCo's implicitfast integrator treats the kd term implicitly, as the motor driver's
+fast inner loop effectively does, so damping at kd 8 on a light wrist stays stable at
+a 2 ms step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mujoco
+import numpy as np
+
+from simreal.deploy.g1.overlay import Overlay
+from simreal.robots.g1 import ACTUATORS, DEFAULT_JOINT_POS, JOINT_NAMES, build_mjcf
+
+BAND_KP, BAND_KD = 5000.0, 500.0
+"""Elastic band: N/m and N s/m on the pelvis position."""
+BAND_KP_ROT, BAND_KD_ROT = 500.0, 50.0
+"""Elastic band: N m/rad and N m s/rad on the pelvis orientation."""
+N_JOINTS = len(JOINT_NAMES)
+DEFAULT_Q = np.array(DEFAULT_JOINT_POS)
+
+
+@dataclass
+class MotorCommand:
+    """Per-motor arrays (29,) in SDK order, as the robot reads them from LowCmd_."""
+
+    q: np.ndarray
+    dq: np.ndarray
+    tau: np.ndarray
+    kp: np.ndarray
+    kd: np.ndarray
+
+    @classmethod
+    def zero_torque(cls) -> MotorCommand:
+        z = np.zeros(N_JOINTS)
+        return cls(z, z.copy(), z.copy(), z.copy(), z.copy())
+
+    @classmethod
+    def damping(cls, kd: float) -> MotorCommand:
+        cmd = cls.zero_torque()
+        cmd.kd[:] = kd
+        return cmd
+
+
+@dataclass
+class Sensors:
+    """What the robot reports: encoders (29,) each, and the pelvis IMU."""
+
+    q: np.ndarray
+    dq: np.ndarray
+    tau_est: np.ndarray
+    quat_wxyz: np.ndarray
+    gyro: np.ndarray
+    accel: np.ndarray
+    rpy: np.ndarray
+
+
+def quat_to_rpy(q: np.ndarray) -> np.ndarray:
+    """Roll, pitch, yaw (rad) of a (w, x, y, z) quaternion."""
+    w, x, y, z = q
+    roll = np.arctan2(2 * (w * x + y * z), 1 - 2 * (x * x + y * y))
+    pitch = np.arcsin(np.clip(2 * (w * y - z * x), -1.0, 1.0))
+    yaw = np.arctan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+    return np.array([roll, pitch, yaw])
+
+
+class SimG1:
+    """One G1 in MuJoCo, stepped one physics step (`dt`) at a time under a MotorCommand.
+
+    `hang`: the pelvis is fixed in the air (no free joint), as on a gantry. `band`: the
+    robot stands on the floor held by an elastic band, a spring-damper pulling the pelvis
+    towards its standing pose (like unitree_mujoco's band for humanoids): the PD gains
+    alone cannot balance a humanoid (the ankles' kp of 2 x 28.5 N m/rad is far below the
+    m g h of about 226 N m/rad that tips it), so without a balancing policy a robot
+    standing free in the default pose falls within about 1.5 s.
+    """
+
+    def __init__(
+        self,
+        dt: float = 0.002,
+        overlay: Overlay | None = None,
+        hang: bool = False,
+        band: bool = False,
+    ):
+        self.overlay = overlay or Overlay()
+        xml = build_mjcf(physics_dt=dt, visual_geoms=False)
+        if hang:
+            xml = xml.replace('<freejoint name="pelvis"/>', "")
+            xml = xml.split("<keyframe>")[0] + "</mujoco>\n"
+        self.model = mujoco.MjModel.from_xml_string(xml)
+        self.data = mujoco.MjData(self.model)
+        self.hang = hang
+        self.band = band and not hang
+        self.pelvis_id = self.model.body("pelvis").id
+        m = self.model
+        self.qpos_adr = np.array([m.jnt_qposadr[m.joint(n).id] for n in JOINT_NAMES])
+        self.dof_adr = np.array([m.jnt_dofadr[m.joint(n).id] for n in JOINT_NAMES])
+        self.act_ids = np.array([m.actuator(n).id for n in JOINT_NAMES])
+        joints = [self.overlay.joint(n) for n in JOINT_NAMES]
+        self.encoder_offset = np.array([j.encoder_offset for j in joints])
+        self.kp_scale = np.array([j.kp_scale for j in joints])
+        self.kd_scale = np.array([j.kd_scale for j in joints])
+        self.torque_limit = np.array(
+            [
+                ACTUATORS[n].torque_limit * j.torque_limit_scale
+                for n, j in zip(JOINT_NAMES, joints, strict=True)
+            ]
+        )
+        m.actuator_ctrllimited[self.act_ids] = 0
+        m.actuator_forcerange[self.act_ids] = np.stack([-self.torque_limit, self.torque_limit], 1)
+        m.actuator_gainprm[self.act_ids, :] = 0.0
+        m.actuator_gainprm[self.act_ids, 0] = 1.0
+        m.actuator_biasprm[self.act_ids, :] = 0.0
+        for i, j in enumerate(joints):
+            dof = self.dof_adr[i]
+            if j.armature is not None:
+                m.dof_armature[dof] = j.armature
+            m.dof_frictionloss[dof] = j.friction_coulomb
+            m.dof_damping[dof] = j.friction_viscous
+        self.sensor = {
+            kind: m.sensor(f"imu_pelvis_{kind}").adr[0] for kind in ("gyro", "accel", "quat")
+        }
+        self.reset()
+
+    def reset(self) -> None:
+        mujoco.mj_resetData(self.model, self.data)
+        if not self.hang:
+            mujoco.mj_resetDataKeyframe(self.model, self.data, self.model.key("stand").id)
+        self.data.qpos[self.qpos_adr] = DEFAULT_Q
+        self.band_anchor = self.data.qpos[0:3].copy()
+        self.apply(MotorCommand.zero_torque())
+        mujoco.mj_forward(self.model, self.data)
+
+    def apply(self, cmd: MotorCommand) -> None:
+        """Set the motors' PD law from a command; it holds until the next `apply`."""
+        kp, kd = cmd.kp * self.kp_scale, cmd.kd * self.kd_scale
+        ids = self.act_ids
+        self.model.actuator_biasprm[ids, 1] = -kp
+        self.model.actuator_biasprm[ids, 2] = -kd
+        self.data.ctrl[ids] = kp * (cmd.q - self.encoder_offset) + kd * cmd.dq + cmd.tau
+
+    def step(self) -> None:
+        if self.band:
+            self._pull_band()
+        mujoco.mj_step(self.model, self.data)
+
+    def _pull_band(self) -> None:
+        """Spring-damper wrench on the pelvis towards its standing position, upright."""
+        d = self.data
+        pos, vel, ang_vel = d.qpos[0:3], d.qvel[0:3], d.qvel[3:6]
+        rot_err = np.zeros(3)
+        mujoco.mju_quat2Vel(rot_err, d.qpos[3:7], 1.0)  # body frame; qvel[3:6] too
+        world_from_body = d.xmat[self.pelvis_id].reshape(3, 3)
+        force = BAND_KP * (self.band_anchor - pos) - BAND_KD * vel
+        torque = world_from_body @ (-BAND_KP_ROT * rot_err - BAND_KD_ROT * ang_vel)
+        d.xfrc_applied[self.pelvis_id] = np.concatenate([force, torque])
+
+    @property
+    def joint_pos(self) -> np.ndarray:
+        """True joint angles (29,), without encoder offsets."""
+        return self.data.qpos[self.qpos_adr].copy()
+
+    @property
+    def pelvis_height(self) -> float:
+        return float(self.data.xpos[self.model.body("pelvis").id][2])
+
+    def sensors(self) -> Sensors:
+        d, s = self.data, self.sensor
+        quat = d.sensordata[s["quat"] : s["quat"] + 4].copy()
+        return Sensors(
+            q=d.qpos[self.qpos_adr] + self.encoder_offset,
+            dq=d.qvel[self.dof_adr].copy(),
+            tau_est=d.actuator_force[self.act_ids].copy(),
+            quat_wxyz=quat,
+            gyro=d.sensordata[s["gyro"] : s["gyro"] + 3] + np.array(self.overlay.gyro_bias),
+            accel=d.sensordata[s["accel"] : s["accel"] + 3] + np.array(self.overlay.accel_bias),
+            rpy=quat_to_rpy(quat),
+        )

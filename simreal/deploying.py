@@ -1,0 +1,45 @@
+"""Wiring for `simreal sim-robot` and `simreal deploy`: arguments to the deploy parts."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def _only_g1(robot: str) -> None:
+    if robot != "g1":
+        raise ValueError(f"robot {robot!r}: only g1 has a DDS interface so far")
+
+
+def sim_robot(args: argparse.Namespace) -> int:
+    from simreal.deploy.g1 import virtual_robot
+    from simreal.deploy.g1.overlay import Overlay, load_overlay
+
+    _only_g1(args.robot)
+    cfg = virtual_robot.VirtualRobotConfig(
+        rate_hz=args.rate,
+        domain_id=args.domain,
+        overlay=load_overlay(args.perturb) if args.perturb else Overlay(),
+        hang=args.hang,
+        band=args.band,
+        duration_s=args.duration,
+    )
+    return virtual_robot.main(cfg)
+
+
+def deploy(args: argparse.Namespace) -> int:
+    from simreal.deploy.g1 import node
+    from simreal.deploy.g1.safety import SafetyConfig
+
+    _only_g1(args.robot)
+    if args.transport != "dds":
+        raise ValueError("--transport ros2 (rclpy) is not implemented yet; use --transport dds")
+    cfg = node.DeployConfig(
+        domain_id=args.domain,
+        rate_hz=args.rate,
+        duration_s=args.duration,
+        log_dir=args.log,
+        interactive=sys.stdin.isatty(),
+        safety=SafetyConfig(state_timeout_s=args.state_timeout / 1e3),
+    )
+    return node.main(args.policy, cfg)

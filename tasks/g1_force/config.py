@@ -1,0 +1,180 @@
+"""Configuration of `g1-force`: timing, the external-force schedule and its curriculum,
+the evaluation push, domain randomization and reward weights."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+REWARD_TERMS = (
+    "alive",
+    "upright",
+    "base_height",
+    "fat2_tilt",
+    "joint_limit",
+    "torque",
+    "action_rate",
+    "feet_slip",
+    "joint_deviation",
+)
+
+FORCE_BODIES = ("torso", "left_hand", "right_hand")
+"""Where external forces act, in the order of every (num_sims, 3, ...) force array."""
+
+
+@dataclass
+class ForceConfig:
+    """Random external forces on the torso and both hands (world frame, at each body's CoM).
+
+    Each body runs its own sequence of events: a pause of `gap_s`, then the force rises
+    (a step with probability `step_prob`, otherwise a linear ramp over `ramp_s`), holds
+    for `hold_s` (a sustained load when long) and is released; then the next event.
+    """
+
+    active_prob: tuple[float, float, float] = (0.7, 0.5, 0.5)
+    """Probability that an event on (torso, left hand, right hand) carries a force at all."""
+    step_prob: float = 0.3
+    ramp_s: tuple[float, float] = (0.2, 2.0)
+    hold_s: tuple[float, float] = (0.3, 6.0)
+    gap_s: tuple[float, float] = (0.5, 4.0)
+    max_elevation_rad: float = 0.5
+    """Directions are uniform in azimuth, elevation uniform within +-this (mostly horizontal)."""
+    hand_cap_fraction: float = 0.6
+    """A hand's force is capped at this fraction of the torso cap."""
+    cap_start_n: float = 50.0
+    cap_max_n: float = 300.0
+    cap_step_n: float = 25.0
+    raise_below_fall_rate: float = 0.15
+    """The cap rises by cap_step_n when the training fall rate over the last window of
+    episodes (one per simulation) is below this, and falls back when it exceeds
+    lower_above_fall_rate."""
+    lower_above_fall_rate: float = 0.5
+
+    def validate(self) -> None:
+        if not all(0.0 <= p <= 1.0 for p in (*self.active_prob, self.step_prob)):
+            raise ValueError("forces: probabilities must lie in [0, 1]")
+        for name in ("ramp_s", "hold_s", "gap_s"):
+            low, high = getattr(self, name)
+            if not 0.0 < low <= high:
+                raise ValueError(f"forces.{name}: need 0 < low <= high, got {low}, {high}")
+        if not 0.0 <= self.cap_start_n <= self.cap_max_n or self.cap_step_n <= 0:
+            raise ValueError("forces: need 0 <= cap_start_n <= cap_max_n and cap_step_n > 0")
+        if not 0.0 <= self.raise_below_fall_rate <= self.lower_above_fall_rate <= 1.0:
+            raise ValueError(
+                "forces: need 0 <= raise_below_fall_rate <= lower_above_fall_rate <= 1"
+            )
+
+
+@dataclass
+class EvalPushConfig:
+    """The evaluation protocol behind `max_push_resisted_n`: one step force on the torso,
+    magnitude eval_push_max_n * (i + 1) / N in simulation i of N, backward (-x, the robot
+    faces +x), from onset_s for duration_s; no other force, no randomization."""
+
+    max_n: float = 400.0
+    onset_s: float = 2.0
+    duration_s: float = 1.0
+    direction: tuple[float, float, float] = (-1.0, 0.0, 0.0)
+
+
+@dataclass
+class G1Randomization:
+    """Per-simulation ranges sampled at every training reset (uniform); scales multiply
+    the nominal value. Evaluation samples none of them."""
+
+    friction: tuple[float, float] = (0.4, 1.2)
+    """Sliding friction of floor and soles."""
+    link_mass_scale: tuple[float, float] = (0.9, 1.1)
+    """Every link's mass (and inertia), one scale per link."""
+    torso_added_mass_kg: tuple[float, float] = (-1.0, 3.0)
+    torso_com_offset_m: float = 0.03
+    """Torso centre of mass moved by up to this in x, y and z."""
+    kp_scale: tuple[float, float] = (0.85, 1.15)
+    kd_scale: tuple[float, float] = (0.85, 1.15)
+    """Per joint."""
+    motor_strength: tuple[float, float] = (0.85, 1.1)
+    """Torque limit scale, per joint."""
+    joint_offset_rad: float = 0.02
+    """Encoder offset per joint: the robot measures q + offset and its PD loop acts on the
+    measured angle."""
+    latency_substeps: tuple[int, int] = (0, 4)
+    """Actions reach the PD loop this many physics steps (5 ms each) late."""
+    gyro_noise: float = 0.1
+    gravity_noise: float = 0.03
+    joint_pos_noise: float = 0.01
+    joint_vel_noise: float = 0.5
+    """Gaussian observation noise (rad/s, unit gravity, rad, rad/s)."""
+    push_interval_s: tuple[float, float] = (4.0, 8.0)
+    push_vel_m_s: float = 0.4
+    """Impulsive pushes: the base velocity jumps by up to this, horizontally."""
+
+    def validate(self) -> None:
+        low, high = self.latency_substeps
+        if not 0 <= low <= high <= 8:
+            raise ValueError(
+                f"randomization.latency_substeps: need 0 <= low <= high <= 8, got {low}, {high}"
+            )
+        for name in ("friction", "link_mass_scale", "kp_scale", "kd_scale", "motor_strength"):
+            low, high = getattr(self, name)
+            if not 0.0 < low <= high:
+                raise ValueError(f"randomization.{name}: need 0 < low <= high, got {low}, {high}")
+
+
+@dataclass
+class G1ForceConfig:
+    physics_dt: float = 0.005
+    decimation: int = 4
+    episode_s: float = 20.0
+    eval_episode_s: float = 8.0
+    """Evaluation episodes: long enough to settle after the push and show a late fall."""
+    evaluation: bool = False
+    """Evaluation protocol (EvalPushConfig), no randomization, no curriculum."""
+    randomize: bool = True
+    reset_joint_noise_rad: float = 0.05
+    fall_height_m: float = 0.5
+    fall_tilt_rad: float = 1.0
+    """Pelvis height below, or pelvis tilt from vertical above, ends the episode as a fall."""
+    fat2_sigma_rad: float = 0.15
+    fat2_max_tilt_rad: float = 0.35
+    """FAT2 target lean is clipped here (the waist pitch range is +-0.52 rad)."""
+    base_height_sigma_m: float = 0.1
+    upright_sigma: float = 0.5
+    forces: ForceConfig = field(default_factory=ForceConfig)
+    eval_push: EvalPushConfig = field(default_factory=EvalPushConfig)
+    randomization: G1Randomization = field(default_factory=G1Randomization)
+    reward_weights: dict[str, float] = field(
+        default_factory=lambda: {
+            "alive": 1.0,
+            "upright": 0.5,
+            "base_height": 0.5,
+            "fat2_tilt": 1.0,
+            "joint_limit": -2.0,
+            "torque": -0.05,
+            "action_rate": -0.01,
+            "feet_slip": -0.2,
+            "joint_deviation": -0.05,
+        }
+    )
+
+    @property
+    def control_dt(self) -> float:
+        return self.physics_dt * self.decimation
+
+    @property
+    def max_episode_steps(self) -> int:
+        seconds = self.eval_episode_s if self.evaluation else self.episode_s
+        return round(seconds / self.control_dt)
+
+    def validate(self) -> None:
+        if self.physics_dt <= 0 or self.decimation < 1:
+            raise ValueError("physics_dt must be positive and decimation >= 1")
+        if self.episode_s <= 0 or self.eval_episode_s <= 0:
+            raise ValueError("episode_s and eval_episode_s must be positive")
+        unknown = set(self.reward_weights) - set(REWARD_TERMS)
+        if unknown:
+            raise ValueError(
+                f"reward_weights: unknown terms {sorted(unknown)}; known: {list(REWARD_TERMS)}"
+            )
+        if self.fat2_sigma_rad <= 0 or self.base_height_sigma_m <= 0 or self.upright_sigma <= 0:
+            raise ValueError("reward sigmas must be positive")
+        self.forces.validate()
+        self.randomization.validate()

@@ -1,0 +1,453 @@
+"""`g1-force` environment: the G1 stands (and steps when it must) under external forces.
+
+Actions are PD targets: q_target = default + action_scale * action through the model's
+position actuators (torques clipped at the limits by MuJoCo), at 50 Hz over 200 Hz
+physics. Forces act on the torso and both hands (`forces.py`), growing with a
+curriculum; evaluation applies one backward torso push per simulation instead.
+Rewards are per second: each weight is multiplied by the control period.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import mujoco
+import numpy as np
+
+from simreal.robots.g1 import (
+    ACTUATORS,
+    DEFAULT_JOINT_POS,
+    FEET,
+    JOINT_NAMES,
+    JOINTS,
+    SOLE,
+    build_mjcf,
+)
+from simreal.tasks.env import RewardTerm, TaskEnv
+from simreal.tasks.g1_force import rewards
+from simreal.tasks.g1_force.config import G1ForceConfig
+from simreal.tasks.g1_force.fat2 import fat2_target_tilt, torso_lean
+from simreal.tasks.g1_force.forces import ForceSchedule
+from simreal.tasks.g1_force.kinematics import link_pose
+from simreal.tasks.g1_force.observations import (
+    POLICY_OBSERVATION,
+    PRIVILEGED_OBSERVATION,
+    G1State,
+    policy_observation,
+    projected_gravity,
+)
+from simreal.tasks.rotations import quat_to_matrix
+
+ACTION_GROUPS: dict[str, tuple[int, ...]] = {
+    "lower": tuple(range(0, 12)),
+    "waist": (12, 13, 14),
+    "upper": tuple(range(15, 29)),
+}
+"""Decoupled-body actor groups, indices in SDK order: legs, waist, arms."""
+
+FORCE_BODY_NAMES = ("torso_link", "left_rubber_hand", "right_rubber_hand")
+SOFT_LIMIT_FRACTION = 0.9
+CONTACT_HEIGHT_M = 0.02
+MAX_BASE_HEIGHT_M = 2.0
+"""A pelvis thrown above this counts as a fall too."""
+_SOLE_BOTTOM = np.array([SOLE.center[0], SOLE.center[1], SOLE.center[2] - SOLE.half_size[2]])
+
+
+class G1ForceEnv(TaskEnv):
+    robot = "g1"
+    observation_layout = POLICY_OBSERVATION
+    critic_observation_layout = POLICY_OBSERVATION + PRIVILEGED_OBSERVATION
+    action_groups: ClassVar[dict[str, tuple[int, ...]]] = ACTION_GROUPS
+    command_fields: ClassVar[tuple[str, ...]] = ("q",)
+
+    def __init__(
+        self,
+        cfg: G1ForceConfig,
+        num_envs: int,
+        engine: str = "mjbatch",
+        seed: int = 0,
+        num_threads: int = 0,
+    ):
+        cfg.validate()
+        self.cfg = cfg
+        self.decimation = cfg.decimation
+        self.max_episode_steps = cfg.max_episode_steps
+        mjcf = build_mjcf(cfg.physics_dt, body_floor_contact=True, visual_geoms=cfg.evaluation)
+        super().__init__(mjcf, num_envs, engine, seed, num_threads)
+        self.randomize = cfg.randomize and not cfg.evaluation
+        self._read_model(mujoco.MjModel.from_xml_string(mjcf))
+        s = num_envs
+        self.action = np.zeros((s, 29))
+        self.last_action = np.zeros((s, 29))
+        self.ctrl_target = np.tile(self.default_joint_pos, (s, 1))
+        self.prev_ctrl_target = self.ctrl_target.copy()
+        self.joint_offset = np.zeros((s, 29))
+        self.kp_scale = np.ones((s, 29))
+        self.kd_scale = np.ones((s, 29))
+        self.motor_strength = np.ones((s, 29))
+        self.latency_substeps = np.zeros(s, dtype=np.int64)
+        self.friction = np.ones(s)
+        self.torso_added_mass = np.zeros(s)
+        self.torso_com_offset = np.zeros((s, 3))
+        self.next_push_s = np.full(s, np.inf)
+        self.external_force = np.zeros((s, 3, 3))
+        self.peak_force_n = np.zeros(s)
+        self.schedule = ForceSchedule(cfg.forces, s, self.rng)
+        self.first_episode = np.ones(s, dtype=bool)
+        self.fell = np.zeros(s, dtype=bool)
+        self.foot_pos = np.zeros((s, 2, 3))
+        self.foot_vel = np.zeros((s, 2, 3))
+        self.torso_rot = np.tile(np.eye(3), (s, 1, 1))
+
+    def _read_model(self, model: mujoco.MjModel) -> None:
+        """Ids, nominal model fields, PD tables and the FAT2 reference geometry."""
+        self.force_body_ids = np.array([model.body(n).id for n in FORCE_BODY_NAMES])
+        self.friction_geom_ids = np.array(
+            [model.geom("floor").id, *(model.geom(g).id for g in FEET.values())]
+        )
+        self.torso_id = int(model.body("torso_link").id)
+        self.nominal = {
+            name: getattr(model, name).copy()
+            for name in (
+                "body_mass",
+                "body_inertia",
+                "body_ipos",
+                "geom_friction",
+                "actuator_gainprm",
+                "actuator_biasprm",
+                "actuator_forcerange",
+            )
+        }
+        acts = [ACTUATORS[n] for n in JOINT_NAMES]
+        self.default_joint_pos = np.asarray(DEFAULT_JOINT_POS)
+        self.action_scale = np.array([a.action_scale for a in acts])
+        self.kp = np.array([a.kp for a in acts])
+        self.kd = np.array([a.kd for a in acts])
+        self.torque_limit = np.array([a.torque_limit for a in acts])
+        lower = np.array([JOINTS[n].lower for n in JOINT_NAMES])
+        upper = np.array([JOINTS[n].upper for n in JOINT_NAMES])
+        mid, half = (lower + upper) / 2, (upper - lower) / 2
+        self.soft_lower = mid - SOFT_LIMIT_FRACTION * half
+        self.soft_upper = mid + SOFT_LIMIT_FRACTION * half
+        data = mujoco.MjData(model)
+        mujoco.mj_resetDataKeyframe(model, data, model.key("stand").id)
+        mujoco.mj_forward(model, data)
+        self.stand_qpos = data.qpos.copy()
+        self.stand_height = float(data.qpos[2])
+        com = data.subtree_com[1].copy()
+        origin = np.array([com[0], com[1], 0.0])
+        self.fat2_com = com - origin
+        self.fat2_points = data.xipos[self.force_body_ids] - origin
+        self.mass = float(model.body_subtreemass[1])
+
+    # -- state ------------------------------------------------------------------------
+    @property
+    def joint_pos(self) -> np.ndarray:
+        """True joint angles (N, 29), SDK order (the model's qpos order)."""
+        return self.engine.qpos[:, 7:]
+
+    @property
+    def joint_vel(self) -> np.ndarray:
+        return self.engine.qvel[:, 6:]
+
+    @property
+    def sensors(self) -> G1State:
+        """What the robot measures (encoders carry their offsets), noise-free."""
+        return G1State(
+            self.engine.qpos[:, 3:7],
+            self.engine.qvel[:, 3:6],
+            self.joint_pos + self.joint_offset,
+            self.joint_vel,
+        )
+
+    def heading_rot(self) -> np.ndarray:
+        """(N, 3, 3) world from heading frame: the pelvis yaw only."""
+        rot = quat_to_matrix(self.engine.qpos[:, 3:7])
+        yaw = np.arctan2(rot[:, 1, 0], rot[:, 0, 0])
+        c, s = np.cos(yaw), np.sin(yaw)
+        out = np.zeros_like(rot)
+        out[:, 0, 0], out[:, 0, 1], out[:, 1, 0], out[:, 1, 1] = c, -s, s, c
+        out[:, 2, 2] = 1.0
+        return out
+
+    def to_heading(self, vectors: np.ndarray) -> np.ndarray:
+        """World vectors (N, ..., 3) in the heading frame."""
+        h = self.heading_rot()
+        return np.einsum("nji,n...j->n...i", h, vectors)
+
+    def fat2_target(self) -> np.ndarray:
+        return fat2_target_tilt(
+            self.to_heading(self.external_force),
+            self.fat2_points,
+            self.fat2_com,
+            self.mass,
+            self.cfg.fat2_max_tilt_rad,
+        )
+
+    def torso_lean(self) -> np.ndarray:
+        return torso_lean(self.to_heading(self.torso_rot[:, :, 2]))
+
+    def joint_torque(self) -> np.ndarray:
+        """PD torque (N, 29) the actuators apply, clipped at the (randomized) limits."""
+        tau = self.kp * self.kp_scale * (self.engine.ctrl - self.joint_pos)
+        tau -= self.kd * self.kd_scale * self.joint_vel
+        limit = self.torque_limit * self.motor_strength
+        return np.clip(tau, -limit, limit)
+
+    def foot_contact(self) -> np.ndarray:
+        return (self.foot_pos[..., 2] < CONTACT_HEIGHT_M).astype(float)
+
+    def _update_kinematics(self, ids: np.ndarray | None = None) -> None:
+        """Torso orientation and sole positions; sole velocity by difference over a control
+        step (zero in simulations `ids` just reset)."""
+        qpos = self.engine.qpos
+        base_pos, base_rot = qpos[:, 0:3], quat_to_matrix(qpos[:, 3:7])
+        q = qpos[:, 7:]
+        self.torso_rot, _ = link_pose(base_pos, base_rot, q, "torso_link")
+        feet = []
+        for link in FEET:
+            rot, pos = link_pose(base_pos, base_rot, q, link)
+            feet.append(pos + rot @ _SOLE_BOTTOM)
+        feet_pos = np.stack(feet, axis=1)
+        if ids is None:
+            self.foot_vel = (feet_pos - self.foot_pos) / self.control_dt
+        else:
+            self.foot_vel[ids] = 0.0
+        self.foot_pos = feet_pos
+
+    # -- actions ----------------------------------------------------------------------
+    def apply_action(self, action: np.ndarray) -> None:
+        self.last_action[:] = self.action
+        self.action[:] = action
+        self.apply_command(self.command_from_action(action))
+
+    def command_from_action(self, action: np.ndarray) -> np.ndarray:
+        """(N, 29) joint position targets (rad), SDK order: the low-level command's q."""
+        return self.default_joint_pos + self.action_scale * action
+
+    def apply_command(self, command: np.ndarray) -> None:
+        """The robot's PD loop tracks `command` against its measured (offset) angles."""
+        self.prev_ctrl_target[:] = self.ctrl_target
+        self.ctrl_target[:] = command - self.joint_offset
+
+    def joint_state(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return self.joint_pos + self.joint_offset, self.joint_vel.copy(), self.joint_torque()
+
+    def simulate(self) -> None:
+        t = self.episode_step * self.control_dt
+        self.external_force = self.schedule.forces(t, resample=not self.cfg.evaluation)
+        self.engine.xfrc_applied[:, self.force_body_ids, 0:3] = self.external_force
+        total = np.linalg.norm(self.external_force.sum(axis=1), axis=1)
+        self.peak_force_n = np.maximum(self.peak_force_n, total)
+        if self.randomize:
+            self._push(t)
+        late = self.latency_substeps
+        if late.any():
+            for sub in range(self.decimation):
+                self.engine.ctrl[:] = np.where(
+                    (sub < late)[:, None], self.prev_ctrl_target, self.ctrl_target
+                )
+                self.engine.step(1)
+        else:
+            self.engine.ctrl[:] = self.ctrl_target
+            self.engine.step(self.decimation)
+        self._update_kinematics()
+
+    def _push(self, t: np.ndarray) -> None:
+        """Impulsive pushes: a random horizontal jump of the base velocity."""
+        due = np.flatnonzero(t >= self.next_push_s)
+        if due.size:
+            r = self.cfg.randomization
+            self.engine.qvel[due, 0:2] += self.rng.uniform(
+                -r.push_vel_m_s, r.push_vel_m_s, (due.size, 2)
+            )
+            self.next_push_s[due] = t[due] + self.rng.uniform(*r.push_interval_s, due.size)
+
+    # -- rewards, observations, terminations --------------------------------------------
+    def reward_weights(self) -> dict[str, float]:
+        dt = self.cfg.control_dt
+        return {name: weight * dt for name, weight in self.cfg.reward_weights.items()}
+
+    def reward_terms(self) -> dict[str, RewardTerm]:
+        c = self.cfg
+        return {
+            "alive": lambda env: np.ones(env.num_envs),
+            "upright": lambda env: rewards.upright(
+                projected_gravity(env.engine.qpos[:, 3:7]), c.upright_sigma
+            ),
+            "base_height": lambda env: rewards.base_height(
+                env.engine.qpos[:, 2], env.stand_height, c.base_height_sigma_m
+            ),
+            "fat2_tilt": lambda env: rewards.fat2_tilt(
+                env.torso_lean(), env.fat2_target(), c.fat2_sigma_rad
+            ),
+            "joint_limit": lambda env: rewards.joint_limit(
+                env.joint_pos, env.soft_lower, env.soft_upper
+            ),
+            "torque": lambda env: rewards.torque(env.joint_torque(), env.torque_limit),
+            "action_rate": lambda env: rewards.action_rate(env.action, env.last_action),
+            "feet_slip": lambda env: rewards.feet_slip(env.foot_vel, env.foot_contact()),
+            "joint_deviation": lambda env: rewards.joint_deviation(
+                env.joint_pos, env.default_joint_pos
+            ),
+        }
+
+    def observe(self) -> tuple[np.ndarray, np.ndarray]:
+        obs = policy_observation(self.sensors, self.default_joint_pos, self.action)
+        critic = np.concatenate([obs, self.privileged_observation()], axis=1, dtype=np.float32)
+        if self.randomize:
+            obs = obs + self.rng.normal(size=obs.shape).astype(np.float32) * self._noise_scale()
+        return obs, critic
+
+    def _noise_scale(self) -> np.ndarray:
+        r = self.cfg.randomization
+        scale = {
+            "base_ang_vel": r.gyro_noise,
+            "projected_gravity": r.gravity_noise,
+            "joint_pos": r.joint_pos_noise,
+            "joint_vel": r.joint_vel_noise,
+        }
+        return np.concatenate(
+            [np.full(size, scale.get(name, 0.0)) for name, size in POLICY_OBSERVATION]
+        ).astype(np.float32)
+
+    def privileged_observation(self) -> np.ndarray:
+        """(N, 55) critic-only terms in PRIVILEGED_OBSERVATION order."""
+        lin_vel = self.to_heading(self.engine.qvel[:, 0:3])
+        return np.concatenate(
+            [
+                lin_vel,
+                self.engine.qpos[:, 2:3],
+                self.to_heading(self.external_force).reshape(-1, 9),
+                self.fat2_target(),
+                self.foot_contact(),
+                self.friction[:, None],
+                self.torso_added_mass[:, None],
+                self.torso_com_offset,
+                self.kp_scale.mean(axis=1, keepdims=True),
+                self.kd_scale.mean(axis=1, keepdims=True),
+                self.motor_strength.mean(axis=1, keepdims=True),
+                self.latency_substeps[:, None].astype(float),
+                self.joint_offset,
+            ],
+            axis=1,
+        )
+
+    def terminated(self) -> np.ndarray:
+        """Falls: pelvis low (or thrown high), tilted over, or a state that is not finite."""
+        qpos = self.engine.qpos
+        height = qpos[:, 2]
+        up_z = -projected_gravity(qpos[:, 3:7])[:, 2]
+        tilt = np.arccos(np.clip(up_z, -1.0, 1.0))
+        finite = np.isfinite(qpos).all(axis=1) & np.isfinite(self.engine.qvel).all(axis=1)
+        self.fell = (
+            ~finite
+            | (height < self.cfg.fall_height_m)
+            | (height > MAX_BASE_HEIGHT_M)
+            | (tilt > self.cfg.fall_tilt_rad)
+        )
+        return self.fell
+
+    def episode_metrics(self, ids: np.ndarray) -> dict[str, np.ndarray]:
+        """fall_rate (1 for a fall), peak_force_n (largest total external force), and
+        force_cap_n in training; in evaluation push_n and max_push_resisted_n.
+
+        max_push_resisted_n is built so that its mean over the first episodes of the
+        evaluation simulations (what `simreal eval` reports) is the largest push any of
+        them survived: every first episode that survives ends at the same (time-limit)
+        step, and each of the k survivors reports M * N / k (M the largest push survived,
+        N the number of simulations), a fall reports 0. Read push_n and fall_rate per
+        episode for the survival curve.
+        """
+        fell = self.fell[ids] | (self.episode_step[ids] < self.max_episode_steps)
+        out = {"fall_rate": fell.astype(float), "peak_force_n": self.peak_force_n[ids].copy()}
+        if not self.cfg.evaluation:
+            out["force_cap_n"] = np.full(ids.size, self.schedule.cap_n)
+            self.schedule.record_outcomes(fell, window=self.num_sims)
+            return out
+        push = self.schedule.magnitude_n[ids, 0].copy()
+        survived = self.first_episode[ids] & ~fell
+        resisted = np.zeros(ids.size)
+        if survived.any():
+            resisted[survived] = push[survived].max() * self.num_sims / survived.sum()
+        self.first_episode[ids] = False
+        return {**out, "push_n": push, "max_push_resisted_n": resisted}
+
+    # -- resets and randomization -------------------------------------------------------
+    def reset(self) -> tuple[np.ndarray, np.ndarray]:
+        self.first_episode[:] = True
+        return super().reset()
+
+    def reset_state(self, ids: np.ndarray) -> None:
+        n = ids.size
+        qpos = np.tile(self.stand_qpos, (n, 1))
+        if not self.cfg.evaluation:
+            noise = self.rng.uniform(-1.0, 1.0, (n, 29)) * self.cfg.reset_joint_noise_rad
+            qpos[:, 7:] = np.clip(qpos[:, 7:] + noise, self.soft_lower, self.soft_upper)
+        self.engine.reset(ids, qpos, np.zeros((n, self.engine.qvel.shape[1])))
+        if self.randomize:
+            self._randomize(ids)
+        self.action[ids] = 0.0
+        self.last_action[ids] = 0.0
+        self.ctrl_target[ids] = self.default_joint_pos - self.joint_offset[ids]
+        self.prev_ctrl_target[ids] = self.ctrl_target[ids]
+        self.engine.ctrl[ids] = self.ctrl_target[ids]
+        self.external_force[ids] = 0.0
+        self.peak_force_n[ids] = 0.0
+        self.fell[ids] = False
+        if self.cfg.evaluation:
+            self.schedule.set_eval_push(self.cfg.eval_push)
+        else:
+            self.schedule.reset(ids)
+        if self.randomize:
+            self.next_push_s[ids] = self.rng.uniform(*self.cfg.randomization.push_interval_s, n)
+        self._update_kinematics(ids)
+
+    def _randomize(self, ids: np.ndarray) -> None:
+        r, rng, n = self.cfg.randomization, self.rng, ids.size
+        self.friction[ids] = rng.uniform(*r.friction, n)
+        self.torso_added_mass[ids] = rng.uniform(*r.torso_added_mass_kg, n)
+        self.torso_com_offset[ids] = rng.uniform(-1.0, 1.0, (n, 3)) * r.torso_com_offset_m
+        self.kp_scale[ids] = rng.uniform(*r.kp_scale, (n, 29))
+        self.kd_scale[ids] = rng.uniform(*r.kd_scale, (n, 29))
+        self.motor_strength[ids] = rng.uniform(*r.motor_strength, (n, 29))
+        self.joint_offset[ids] = rng.uniform(-1.0, 1.0, (n, 29)) * r.joint_offset_rad
+        low, high = r.latency_substeps
+        self.latency_substeps[ids] = rng.integers(low, high + 1, n)
+
+        nom, field = self.nominal, self.engine.model_field
+        scale = rng.uniform(*r.link_mass_scale, (n, nom["body_mass"].size))
+        scale[:, 0] = 1.0  # the world body
+        mass = nom["body_mass"] * scale
+        mass[:, self.torso_id] += self.torso_added_mass[ids]
+        field("body_mass")[ids] = mass
+        inertia_scale = mass / np.maximum(nom["body_mass"], 1e-9)
+        field("body_inertia")[ids] = nom["body_inertia"] * inertia_scale[:, :, None]
+        ipos = np.broadcast_to(nom["body_ipos"], (n, *nom["body_ipos"].shape)).copy()
+        ipos[:, self.torso_id] += self.torso_com_offset[ids]
+        field("body_ipos")[ids] = ipos
+        friction = np.broadcast_to(nom["geom_friction"], (n, *nom["geom_friction"].shape)).copy()
+        friction[:, self.friction_geom_ids, 0] = self.friction[ids, None]
+        field("geom_friction")[ids] = friction
+        kp = self.kp * self.kp_scale[ids]
+        kd = self.kd * self.kd_scale[ids]
+        gain = np.broadcast_to(nom["actuator_gainprm"], (n, 29, 10)).copy()
+        bias = np.broadcast_to(nom["actuator_biasprm"], (n, 29, 10)).copy()
+        gain[:, :, 0], bias[:, :, 1], bias[:, :, 2] = kp, -kp, -kd
+        field("actuator_gainprm")[ids] = gain
+        field("actuator_biasprm")[ids] = bias
+        field("actuator_forcerange")[ids] = (
+            nom["actuator_forcerange"] * self.motor_strength[ids, :, None]
+        )
+        self.engine.commit_model(ids)
+
+    def deployment_metadata(self) -> dict:
+        return {
+            **super().deployment_metadata(),
+            "robot": "g1",
+            "joint_names": list(JOINT_NAMES),
+            "default_joint_pos": self.default_joint_pos.tolist(),
+            "action_scale": self.action_scale.tolist(),
+            "kp": self.kp.tolist(),
+            "kd": self.kd.tolist(),
+        }

@@ -1,0 +1,105 @@
+"""External-force schedules of `g1-force`: random events per body, a curriculum on the
+force cap, and the evaluation push. All state is (num_sims, 3 bodies, ...) arrays."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from simreal.tasks.g1_force.config import EvalPushConfig, ForceConfig
+
+NUM_BODIES = 3
+
+
+class ForceSchedule:
+    """Per simulation and body: the current event (onset, ramp, hold, magnitude, direction),
+    evaluated at episode time t as magnitude * ramp profile * direction."""
+
+    def __init__(self, cfg: ForceConfig, num_sims: int, rng: np.random.Generator):
+        self.cfg = cfg
+        self.rng = rng
+        shape = (num_sims, NUM_BODIES)
+        self.onset_s = np.full(shape, np.inf)
+        self.ramp_s = np.zeros(shape)
+        self.hold_s = np.zeros(shape)
+        self.magnitude_n = np.zeros(shape)
+        self.direction = np.zeros((*shape, 3))
+        self.cap_n = cfg.cap_start_n
+        """Torso force cap of the curriculum (hands: hand_cap_fraction of it)."""
+        self._outcomes: list[float] = []
+
+    @property
+    def body_caps_n(self) -> np.ndarray:
+        f = self.cfg.hand_cap_fraction
+        return self.cap_n * np.array([1.0, f, f])
+
+    def reset(self, sims: np.ndarray) -> None:
+        """New episodes in `sims` start with a pause, then their first events."""
+        mask = np.zeros(self.onset_s.shape, dtype=bool)
+        mask[sims] = True
+        self._sample(mask, np.zeros(self.onset_s.shape))
+
+    def set_eval_push(self, cfg: EvalPushConfig) -> None:
+        """The evaluation protocol: a torso step push of max_n * (i + 1) / N in sim i."""
+        n = self.onset_s.shape[0]
+        self.onset_s[:] = np.inf
+        self.magnitude_n[:] = 0.0
+        self.onset_s[:, 0] = cfg.onset_s
+        self.ramp_s[:, 0] = 0.0
+        self.hold_s[:, 0] = cfg.duration_s
+        self.magnitude_n[:, 0] = cfg.max_n * np.arange(1, n + 1) / n
+        direction = np.asarray(cfg.direction, dtype=float)
+        self.direction[:, 0] = direction / np.linalg.norm(direction)
+
+    def forces(self, t: np.ndarray, resample: bool = True) -> np.ndarray:
+        """(num_sims, 3, 3) world-frame forces at episode times t (num_sims,) in s; events
+        that have ended are replaced by new ones when `resample`."""
+        t = t[:, None]
+        end = self.onset_s + self.ramp_s + self.hold_s
+        if resample:
+            ended = t >= end
+            if ended.any():
+                self._sample(ended, np.broadcast_to(t, ended.shape))
+                end = self.onset_s + self.ramp_s + self.hold_s
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rising = np.where(
+                self.ramp_s > 0, np.clip((t - self.onset_s) / self.ramp_s, 0.0, 1.0), 1.0
+            )
+        on = (t >= self.onset_s) & (t < end)
+        return (self.magnitude_n * np.where(on, rising, 0.0))[..., None] * self.direction
+
+    def record_outcomes(self, fell: np.ndarray, window: int) -> None:
+        """Training episodes ended: move the cap up or down by the recent fall rate."""
+        c = self.cfg
+        self._outcomes.extend(fell.astype(float).tolist())
+        if len(self._outcomes) < window:
+            return
+        rate = float(np.mean(self._outcomes[-window:]))
+        if rate < c.raise_below_fall_rate:
+            self.cap_n = min(self.cap_n + c.cap_step_n, c.cap_max_n)
+        elif rate > c.lower_above_fall_rate:
+            self.cap_n = max(self.cap_n - c.cap_step_n, c.cap_start_n)
+        else:
+            return
+        self._outcomes.clear()
+
+    def _sample(self, mask: np.ndarray, now: np.ndarray) -> None:
+        c, rng = self.cfg, self.rng
+        k = int(mask.sum())
+        if k == 0:
+            return
+        caps = np.broadcast_to(self.body_caps_n, mask.shape)[mask]
+        active = rng.random(k) < np.broadcast_to(np.asarray(c.active_prob), mask.shape)[mask]
+        self.onset_s[mask] = now[mask] + rng.uniform(*c.gap_s, k)
+        self.ramp_s[mask] = np.where(rng.random(k) < c.step_prob, 0.0, rng.uniform(*c.ramp_s, k))
+        self.hold_s[mask] = rng.uniform(*c.hold_s, k)
+        self.magnitude_n[mask] = np.where(active, rng.uniform(0.0, 1.0, k) * caps, 0.0)
+        azimuth = rng.uniform(-np.pi, np.pi, k)
+        elevation = rng.uniform(-c.max_elevation_rad, c.max_elevation_rad, k)
+        self.direction[mask] = np.stack(
+            [
+                np.cos(elevation) * np.cos(azimuth),
+                np.cos(elevation) * np.sin(azimuth),
+                np.sin(elevation),
+            ],
+            axis=1,
+        )

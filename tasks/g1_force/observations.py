@@ -1,0 +1,80 @@
+"""Observation terms of `g1-force`, pure functions of what the G1 itself measures.
+
+`policy_observation` is the one definition used in training, evaluation and on the
+robot: the pelvis IMU (gyro and orientation) and the joint encoders, all in the SDK
+motor order. The external force is not observed: the policy infers it from how the
+body responds. The critic additionally sees the privileged terms below.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from simreal.tasks.rotations import quat_to_matrix
+
+NUM_JOINTS = 29
+
+POLICY_OBSERVATION: tuple[tuple[str, int], ...] = (
+    ("base_ang_vel", 3),
+    ("projected_gravity", 3),
+    ("joint_pos", NUM_JOINTS),
+    ("joint_vel", NUM_JOINTS),
+    ("last_action", NUM_JOINTS),
+)
+"""Policy observation layout: base_ang_vel (rad/s, pelvis IMU frame), projected_gravity
+(unit gravity in the pelvis frame), joint_pos (rad, relative to the default pose) and
+joint_vel (rad/s) in SDK order, last_action (the policy's previous output in [-1, 1])."""
+
+PRIVILEGED_OBSERVATION: tuple[tuple[str, int], ...] = (
+    ("base_lin_vel", 3),
+    ("base_height", 1),
+    ("external_force", 9),
+    ("fat2_target_tilt", 2),
+    ("foot_contact", 2),
+    ("friction", 1),
+    ("torso_added_mass_kg", 1),
+    ("torso_com_offset", 3),
+    ("kp_scale_mean", 1),
+    ("kd_scale_mean", 1),
+    ("motor_strength_mean", 1),
+    ("latency_substeps", 1),
+    ("joint_offset", NUM_JOINTS),
+)
+"""Critic-only terms, appended to the clean policy observation: base_lin_vel (m/s, heading
+frame), base_height (m), external_force (N, heading frame; torso, left hand, right hand),
+the FAT2 target lean (rad), foot contact (0/1), and the randomized parameters."""
+
+
+@dataclass
+class G1State:
+    """What the robot's sensors report, batched: base_quat (N, 4) wxyz of the pelvis IMU,
+    base_ang_vel (N, 3) pelvis frame, joint_pos and joint_vel (N, 29) measured, SDK order."""
+
+    base_quat: np.ndarray
+    base_ang_vel: np.ndarray
+    joint_pos: np.ndarray
+    joint_vel: np.ndarray
+
+
+def projected_gravity(base_quat: np.ndarray) -> np.ndarray:
+    """(N, 3) unit gravity vector in the base frame: (0, 0, -1) when upright."""
+    return -quat_to_matrix(base_quat)[:, 2, :]
+
+
+def policy_observation(
+    state: G1State, default_joint_pos: np.ndarray, last_action: np.ndarray
+) -> np.ndarray:
+    """(N, 93) float32 observation in POLICY_OBSERVATION order."""
+    return np.concatenate(
+        [
+            state.base_ang_vel,
+            projected_gravity(state.base_quat),
+            state.joint_pos - default_joint_pos,
+            state.joint_vel,
+            last_action,
+        ],
+        axis=1,
+        dtype=np.float32,
+    )

@@ -1,0 +1,186 @@
+"""`g1-force`: action groups, observation layout, force schedule and curriculum, falls
+under forces beyond the robot, the evaluation push, FAT2, deployment metadata."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+from simreal.robots.g1 import ACTUATORS, DEFAULT_JOINT_POS, JOINT_NAMES
+from simreal.tasks import make_env
+from simreal.tasks.g1_force import (
+    ACTION_GROUPS,
+    POLICY_OBSERVATION,
+    PRIVILEGED_OBSERVATION,
+    ForceConfig,
+    ForceSchedule,
+    G1ForceConfig,
+    G1ForceEnv,
+    fat2_target_tilt,
+    torso_lean,
+)
+from simreal.tasks.g1_force.fat2 import GRAVITY
+
+
+def make(num_envs: int = 4, **fields) -> G1ForceEnv:
+    return make_env("g1-force", G1ForceConfig(**fields), num_envs=num_envs, seed=0)
+
+
+def test_action_groups_cover_the_sdk_order_legs_waist_arms():
+    assert [len(idx) for idx in ACTION_GROUPS.values()] == [12, 3, 14]
+    assert sorted(i for idx in ACTION_GROUPS.values() for i in idx) == list(range(29))
+    names = {g: [JOINT_NAMES[i] for i in idx] for g, idx in ACTION_GROUPS.items()}
+    assert all(("hip" in n or "knee" in n or "ankle" in n) for n in names["lower"])
+    assert names["waist"] == ["waist_yaw_joint", "waist_roll_joint", "waist_pitch_joint"]
+    assert all(("shoulder" in n or "elbow" in n or "wrist" in n) for n in names["upper"])
+
+
+def test_observation_layouts_add_up():
+    env = make(2)
+    obs, critic = env.reset()
+    assert sum(size for _, size in POLICY_OBSERVATION) == env.num_obs == obs.shape[1] == 93
+    assert env.num_critic_obs == env.num_obs + sum(s for _, s in PRIVILEGED_OBSERVATION)
+    assert critic.shape == (2, env.num_critic_obs)
+    assert "external_force" not in dict(POLICY_OBSERVATION)
+
+
+def test_zero_action_keeps_states_finite():
+    env = make(4)
+    env.reset()
+    for _ in range(200):
+        step = env.step(np.zeros((4, 29)))
+        assert np.isfinite(step.obs).all() and np.isfinite(step.critic_obs).all()
+        assert np.isfinite(step.reward).all()
+    assert np.isfinite(env.engine.qpos).all()
+    assert env.unstable_resets == 0
+
+
+def test_a_force_beyond_the_robot_ends_the_episode_as_a_fall():
+    push = dataclasses.replace(G1ForceConfig().eval_push, max_n=3000.0, onset_s=0.0)
+    env = make(2, evaluation=True, eval_push=push)  # 1500 N and 3000 N at once
+    env.reset()
+    ended = np.zeros(2, dtype=bool)
+    for _ in range(150):
+        step = env.step(np.zeros((2, 29)))
+        assert np.isfinite(step.obs).all() and np.isfinite(step.critic_obs).all()
+        assert not step.truncated.any()
+        ended |= step.terminated
+        if "episode" in step.info:
+            np.testing.assert_array_equal(step.info["episode"]["fall_rate"], 1.0)
+        if ended.all():
+            break
+    assert ended.all()
+
+
+def test_force_schedule_respects_the_curriculum_cap():
+    cfg = ForceConfig(cap_start_n=50.0, cap_max_n=300.0, cap_step_n=50.0)
+    schedule = ForceSchedule(cfg, 64, np.random.default_rng(0))
+    schedule.reset(np.arange(64))
+    caps = np.array([50.0, 30.0, 30.0])
+    peak = np.zeros((64, 3))
+    for t in np.arange(0.0, 30.0, 0.02):
+        forces = schedule.forces(np.full(64, t))
+        peak = np.maximum(peak, np.linalg.norm(forces, axis=-1))
+    assert (peak <= caps + 1e-9).all() and (peak.max(axis=0) > 0.8 * caps).all()
+    schedule.record_outcomes(np.zeros(64, dtype=bool), window=64)  # no falls: harder
+    assert schedule.cap_n == 100.0
+    schedule.record_outcomes(np.ones(64, dtype=bool), window=64)  # all fall: easier
+    assert schedule.cap_n == 50.0
+    for _ in range(10):
+        schedule.record_outcomes(np.zeros(64, dtype=bool), window=64)
+    assert schedule.cap_n == 300.0
+
+
+def test_evaluation_pushes_differ_per_simulation_and_report_the_largest_survived():
+    env = make(4, evaluation=True)
+    env.reset()
+    np.testing.assert_allclose(env.schedule.magnitude_n[:, 0], [100.0, 200.0, 300.0, 400.0])
+    np.testing.assert_array_equal(env.schedule.magnitude_n[:, 1:], 0.0)
+    env.episode_step[:] = 100
+    t = env.episode_step * env.control_dt  # 2 s: the push starts
+    forces = env.schedule.forces(t, resample=False)
+    np.testing.assert_allclose(forces[:, 0, 0], [-100.0, -200.0, -300.0, -400.0])
+    # Two falls, then the other two reach the time limit together.
+    env.fell[:] = [False, True, False, True]
+    env.episode_step[:] = [env.max_episode_steps, 50, env.max_episode_steps, 80]
+    fallen = env.episode_metrics(np.array([1, 3]))
+    survivors = env.episode_metrics(np.array([0, 2]))
+    resisted = np.concatenate([fallen["max_push_resisted_n"], survivors["max_push_resisted_n"]])
+    assert resisted.mean() == pytest.approx(300.0)
+    np.testing.assert_array_equal(fallen["fall_rate"], 1.0)
+    np.testing.assert_array_equal(survivors["push_n"], [100.0, 300.0])
+
+
+def test_fat2_target_is_zero_without_force_and_leans_into_a_push():
+    points = np.array([[0.0, 0.0, 1.0], [0.2, 0.2, 0.7], [0.2, -0.2, 0.7]])
+    com = np.array([0.0, 0.0, 0.7])
+    mass, big = 33.0, 10.0
+    none = fat2_target_tilt(np.zeros((1, 3, 3)), points, com, mass, big)
+    np.testing.assert_allclose(none, 0.0, atol=1e-12)
+    forces = np.zeros((2, 3, 3))
+    forces[0, 0, 0] = -100.0  # pushed backward at the torso, 1 m up
+    forces[1, 0, 1] = 100.0  # pushed to the left
+    lean = fat2_target_tilt(forces, points, com, mass, big)
+    expected = math.atan(100.0 * 1.0 / (mass * GRAVITY * 0.7))
+    np.testing.assert_allclose(lean[0], [expected, 0.0], atol=1e-12)  # forward, into it
+    np.testing.assert_allclose(lean[1], [0.0, -expected], atol=1e-12)  # to the right
+    clipped = fat2_target_tilt(forces, points, com, mass, 0.2)
+    np.testing.assert_allclose(clipped[0], [0.2, 0.0])
+    load = np.zeros((1, 3, 3))
+    load[0, 1:, 2] = -50.0  # both forward-held hands pulled down
+    assert fat2_target_tilt(load, points, com, mass, big)[0, 0] < 0.0  # lean back
+
+
+def test_torso_lean_measures_tilt_towards_heading_axes():
+    a = 0.3
+    up = np.array([[math.sin(a), 0.0, math.cos(a)], [0.0, -math.sin(a), math.cos(a)]])
+    np.testing.assert_allclose(torso_lean(up), [[a, 0.0], [0.0, -a]], atol=1e-12)
+
+
+def test_env_fat2_reference_is_the_standing_robot():
+    env = make(1)
+    env.reset()
+    assert env.mass == pytest.approx(33.34, abs=0.01)
+    np.testing.assert_allclose(env.fat2_com[:2], 0.0, atol=1e-12)
+    assert env.fat2_points[0, 2] > env.fat2_com[2] > 0.5  # torso above the CoM
+    np.testing.assert_allclose(env.torso_lean(), 0.0, atol=0.05)  # upright at reset
+
+
+def test_deployment_metadata_comes_from_the_robot_tables():
+    meta = make(1).deployment_metadata()
+    acts = [ACTUATORS[n] for n in JOINT_NAMES]
+    assert meta["robot"] == "g1"
+    assert meta["joint_names"] == list(JOINT_NAMES)
+    assert meta["default_joint_pos"] == list(DEFAULT_JOINT_POS)
+    assert meta["action_scale"] == [a.action_scale for a in acts]
+    assert meta["kp"] == [a.kp for a in acts] and meta["kd"] == [a.kd for a in acts]
+    assert meta["action_groups"] == {k: list(v) for k, v in ACTION_GROUPS.items()}
+    assert meta["control_dt"] == pytest.approx(0.02) and meta["decimation"] == 4
+
+
+def test_randomization_writes_per_simulation_model_fields():
+    env = make(3)
+    env.reset()
+    kp = env.engine.model_field("actuator_gainprm")[:, :, 0]
+    np.testing.assert_allclose(kp, env.kp * env.kp_scale)
+    assert np.ptp(env.engine.model_field("geom_friction")[:, env.friction_geom_ids[0], 0]) > 0
+    nominal = make(3, evaluation=True)
+    nominal.reset()
+    np.testing.assert_allclose(
+        nominal.engine.model_field("actuator_gainprm")[:, :, 0], env.kp[None].repeat(3, 0)
+    )
+    np.testing.assert_array_equal(nominal.joint_offset, 0.0)
+
+
+def test_command_is_default_plus_scaled_action_and_offsets_shift_the_pd_target():
+    env = make(2)
+    env.reset()
+    action = np.full((2, 29), 0.5)
+    command = env.command_from_action(action)
+    expected = np.tile(env.default_joint_pos + 0.5 * env.action_scale, (2, 1))
+    np.testing.assert_allclose(command, expected)
+    env.apply_action(action)
+    np.testing.assert_allclose(env.ctrl_target, command - env.joint_offset)
