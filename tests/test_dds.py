@@ -139,7 +139,8 @@ ROS_SAMPLES = {
 def test_ros2_messages_match_ros2_definitions_and_cdr(store, ros_type):
     """rosbags carries ROS 2's own message definitions and CDR encoder: same field names
     in the same order, and byte-identical CDR."""
-    typesys = pytest.importorskip("rosbags.typesys")
+    from rosbags import typesys
+
     typestore = typesys.get_typestore(getattr(typesys.Stores, store))
     ours = ROS_SAMPLES[ros_type]
     theirs = _ros_sample(typestore, ours, ros_type)

@@ -186,7 +186,6 @@ def test_observation_layout():
 
 def test_task_observation_matches_the_documented_layout(g1_policy):
     """The node uses the task's own function; the fallback must agree with it."""
-    pytest.importorskip("simreal.tasks.g1_force.observations")
     meta = load_g1_policy(g1_policy).metadata
     task_fn = task_observation(meta)
     assert task_fn is not None and observation_function(meta) is not default_observation
