@@ -136,6 +136,17 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--duration", type=float, metavar="S", help="stop after S seconds")
     s.set_defaults(func=cmd_deploy)
 
+    s = sub.add_parser("calibrate", help="run a calibration routine; writes the overlay YAML")
+    s.add_argument("routine", choices=("excite", "joint-offsets", "actuators", "imu"))
+    s.add_argument("log", type=Path, metavar="LOG", help="rosbag2 log (excite: a new one)")
+    s.add_argument("--robot", required=True, help="g1")
+    s.add_argument("--out", type=Path, help="overlay YAML to write or update (not for excite)")
+    s.add_argument("--group", default="left_leg", help="joint group: left_leg, right_leg, ...")
+    s.add_argument("--amplitude", type=float, default=0.2, help="excite: rad around the default")
+    s.add_argument("--perturb", type=Path, metavar="FILE", help="excite: virtual robot's truth")
+    s.add_argument("--report", type=Path, metavar="PNG", help="write the PNG report here")
+    s.set_defaults(func=cmd_calibrate)
+
     s = sub.add_parser("bench", help="run the benchmarks")
     s.add_argument("name", nargs="?", help="one benchmark (default: all)")
     s.set_defaults(func=cmd_bench)
@@ -247,6 +258,14 @@ def cmd_deploy(args: argparse.Namespace) -> int:
     from simreal import deploying
 
     return deploying.deploy(args)
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from simreal import calibrating
+
+    if args.routine != "excite" and not args.out:
+        raise ValueError(f"calibrate {args.routine}: give --out FILE for the overlay")
+    return calibrating.calibrate(args)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

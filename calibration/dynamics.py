@@ -1,0 +1,206 @@
+"""Fits on a hung-robot log: PD gain scales and latency from the logged torques, then
+encoder offsets, armature and friction from the joint dynamics; and re-simulation.
+
+Gains and latency. Each motor reports the torque it applied, tau_est. At tick j it
+applied command c_{j-L} (L the latency in ticks) to the state of row j-1:
+tau_j = kp_s kp (q_cmd - q_{j-1}) + kd_s kd (dq_cmd - dq_{j-1}) + tau_ff. The encoder
+offset cancels (the loop closes on the encoder), so for each L this is a linear
+least-squares problem in (kp_s, kd_s); L is the one with the smallest residual.
+
+Dynamics. MuJoCo's implicitfast step gives (M + dt D) a = tau + f_passive + f_friction
+- bias, with a = (dq_{j} - dq_{j-1}) / dt and D the motor's kd plus viscous friction.
+With the nominal model's M and bias at the true pose q_meas - offset, what remains is
+linear in (armature change, viscous, Coulomb) per joint (Coulomb only on samples that
+slide); the offsets enter through gravity and inertia and are fitted around that linear
+solve by scipy's least_squares (variable projection). Uncertainties come from the
+residual variance and the (Jacobian) normal matrix at the solution.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import mujoco
+import numpy as np
+from scipy.optimize import least_squares
+
+from simreal.calibration.excite import hung_g1
+from simreal.calibration.logdata import CalibrationError, HungLog, joint_indices
+from simreal.deploy.g1.overlay import Overlay
+from simreal.deploy.g1.sim_robot import MotorCommand
+
+SLIDE_SPEED = 0.5
+"""rad/s: Coulomb friction is saturated (sliding) above this speed; slower samples are skipped."""
+MIN_SAMPLES = 50
+
+
+@dataclass
+class Estimate:
+    value: float
+    std: float
+
+
+@dataclass
+class GainFit:
+    latency_steps: int
+    latency_cost: np.ndarray
+    """(L_max + 1,) residual sum of squares per latency."""
+    kp_scale: dict[str, Estimate]
+    kd_scale: dict[str, Estimate]
+
+
+@dataclass
+class DynamicsFit:
+    encoder_offset: dict[str, Estimate]
+    armature: dict[str, Estimate]
+    friction_viscous: dict[str, Estimate]
+    friction_coulomb: dict[str, Estimate]
+    unidentifiable: list[str] = field(default_factory=list)
+    residual_rms: float = 0.0
+
+
+def _linear_fit(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """Least squares: coefficients, their std, residual sum of squares."""
+    coef, *_ = np.linalg.lstsq(X, y, rcond=None)
+    r = y - X @ coef
+    dof = max(len(y) - X.shape[1], 1)
+    cov = (r @ r / dof) * np.linalg.pinv(X.T @ X)
+    return coef, np.sqrt(np.clip(np.diag(cov), 0, None)), float(r @ r)
+
+
+def delayed(x: np.ndarray, steps: int) -> np.ndarray:
+    """x[j - steps] at row j (the first rows repeat row 0)."""
+    return np.concatenate([np.repeat(x[:1], steps, axis=0), x[: len(x) - steps]]) if steps else x
+
+
+def fit_gains(log: HungLog, joints: tuple[str, ...], max_latency_ms: float = 30.0) -> GainFit:
+    idx = joint_indices(joints)
+    c = log.cmd
+    start = round(0.25 / log.dt) + round(max_latency_ms / 1e3 / log.dt)
+    costs, fits = [], []
+    for L in range(round(max_latency_ms / 1e3 / log.dt) + 1):
+        total, per_joint = 0.0, []
+        for i in idx:
+            ekp = delayed(c["kp"][:, i], L)[start:]
+            ekd = delayed(c["kd"][:, i], L)[start:]
+            X = np.stack(
+                [
+                    ekp * (delayed(c["q"][:, i], L)[start:] - log.q[start - 1 : -1, i]),
+                    ekd * (delayed(c["dq"][:, i], L)[start:] - log.dq[start - 1 : -1, i]),
+                ],
+                axis=1,
+            )
+            y = log.tau[start:, i] - delayed(c["tau"][:, i], L)[start:]
+            coef, std, rss = _linear_fit(X, y)
+            total += rss
+            per_joint.append((coef, std))
+        costs.append(total)
+        fits.append(per_joint)
+    best = int(np.argmin(costs))
+    kp = {n: Estimate(f[0][0], f[1][0]) for n, f in zip(joints, fits[best], strict=True)}
+    kd = {n: Estimate(f[0][1], f[1][1]) for n, f in zip(joints, fits[best], strict=True)}
+    return GainFit(best, np.array(costs), kp, kd)
+
+
+class _InverseDynamics:
+    """M a + bias of the nominal hung G1 at logged states, for trial encoder offsets."""
+
+    def __init__(self, log: HungLog, idx: np.ndarray, rows: np.ndarray):
+        sim = hung_g1(log.dt)
+        self.model, self.data, self.sim = sim.model, sim.data, sim
+        self.idx, self.rows = idx, rows
+        self.q = log.q[rows - 1]
+        self.dq = log.dq[rows - 1]
+        self.acc = (log.dq[rows] - log.dq[rows - 1]) / log.dt
+
+    def __call__(self, offsets: np.ndarray) -> np.ndarray:
+        """(N, n_group) generalized force the nominal rigid body needs at each sample."""
+        m, d, s = self.model, self.data, self.sim
+        out = np.empty((len(self.rows), len(self.idx)))
+        ma = np.zeros(m.nv)
+        qpos = np.zeros(m.nq)
+        qvel = np.zeros(m.nv)
+        acc = np.zeros(m.nv)
+        for n in range(len(self.rows)):
+            qpos[s.qpos_adr] = self.q[n]
+            qpos[s.qpos_adr[self.idx]] -= offsets
+            qvel[s.dof_adr] = self.dq[n]
+            acc[s.dof_adr] = self.acc[n]
+            d.qpos[:] = qpos
+            d.qvel[:] = qvel
+            mujoco.mj_fwdPosition(m, d)
+            mujoco.mj_fwdVelocity(m, d)
+            mujoco.mj_mulM(m, d, ma, acc)
+            out[n] = (ma + d.qfrc_bias)[s.dof_adr[self.idx]]
+        return out
+
+
+def fit_dynamics(
+    log: HungLog, joints: tuple[str, ...], gains: GainFit, stride: int = 2
+) -> DynamicsFit:
+    """Encoder offsets, armature, viscous and Coulomb friction of `joints`."""
+    idx = joint_indices(joints)
+    L = gains.latency_steps
+    first = round(0.25 / log.dt) + L + 1
+    rows = np.arange(first, len(log.t), stride)
+    inv = _InverseDynamics(log, idx, rows)
+    kd_applied = delayed(log.cmd["kd"], L)[rows][:, idx]
+    kd_eff = kd_applied * np.array([gains.kd_scale[n].value for n in joints])
+    acc, v_prev, v_next = inv.acc[:, idx], log.dq[rows - 1][:, idx], log.dq[rows][:, idx]
+    sliding = (np.abs(v_prev) > SLIDE_SPEED) & (np.sign(v_prev) == np.sign(v_next))
+    tau = log.tau[rows][:, idx] - log.dt * kd_eff * acc
+    unidentifiable = [
+        f"{n}: friction and armature (only {int(sliding[:, k].sum())} sliding samples)"
+        for k, n in enumerate(joints)
+        if sliding[:, k].sum() < MIN_SAMPLES
+    ]
+    if unidentifiable:
+        raise CalibrationError("too little excitation: " + "; ".join(unidentifiable))
+
+    def solve(offsets: np.ndarray):
+        y_all = tau - inv(offsets)
+        res, fits = [], []
+        for k in range(len(idx)):
+            mask = sliding[:, k]
+            X = np.stack([acc[mask, k], v_next[mask, k], np.sign(v_prev[mask, k])], axis=1)
+            coef, std, _ = _linear_fit(X, y_all[mask, k])
+            res.append(y_all[mask, k] - X @ coef)
+            fits.append((coef, std))
+        return np.concatenate(res), fits
+
+    sol = least_squares(lambda o: solve(o)[0], np.zeros(len(idx)), diff_step=1e-4, x_scale=0.01)
+    r, fits = solve(sol.x)
+    dof = max(len(r) - len(sol.x) - 3 * len(idx), 1)
+    cov = (r @ r / dof) * np.linalg.pinv(sol.jac.T @ sol.jac)
+    off_std = np.sqrt(np.clip(np.diag(cov), 0, None))
+    arm_nominal = inv.model.dof_armature[inv.sim.dof_adr[idx]]
+    return DynamicsFit(
+        encoder_offset={n: Estimate(sol.x[k], off_std[k]) for k, n in enumerate(joints)},
+        armature={
+            n: Estimate(max(arm_nominal[k] + fits[k][0][0], 0.0), fits[k][1][0])
+            for k, n in enumerate(joints)
+        },
+        friction_viscous={
+            n: Estimate(max(fits[k][0][1], 0.0), fits[k][1][1]) for k, n in enumerate(joints)
+        },
+        friction_coulomb={
+            n: Estimate(max(fits[k][0][2], 0.0), fits[k][1][2]) for k, n in enumerate(joints)
+        },
+        residual_rms=float(np.sqrt(np.mean(r**2))),
+    )
+
+
+def resimulate(log: HungLog, overlay: Overlay) -> np.ndarray:
+    """Measured joint positions (K, 29) of the hung G1 with `overlay`, driven open loop
+    by the logged commands (applied `overlay.latency_ms` later, in whole ticks)."""
+    robot = hung_g1(log.dt, overlay)
+    L = int(np.ceil(overlay.latency_ms / 1e3 / log.dt - 1e-6))
+    c = log.cmd
+    q = np.empty_like(log.q)
+    for k in range(len(log.t)):
+        if k >= L:
+            j = k - L
+            robot.apply(MotorCommand(c["q"][j], c["dq"][j], c["tau"][j], c["kp"][j], c["kd"][j]))
+            robot.step()
+        q[k] = robot.sensors().q
+    return q

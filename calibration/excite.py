@@ -1,0 +1,170 @@
+"""Excitation trajectories for one joint group, and running them on the hung virtual G1.
+
+A trajectory holds the default pose, ramps in, sweeps each joint of the group with a
+chirp (joints sweep in alternating directions so that their motions decorrelate), then
+steps through held levels, and ramps back out to the default pose. Every target stays
+within `amplitude` of the default pose; a request whose targets would come closer than
+`margin` to a joint limit is refused, naming the joints.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from simreal.deploy.g1.overlay import Overlay
+from simreal.deploy.g1.sim_robot import MotorCommand, SimG1
+from simreal.deploy.g1.virtual_robot import CommandGate
+from simreal.deploy.logs import LogMeta, RolloutLog
+from simreal.robots.g1 import ACTUATORS, DEFAULT_JOINT_POS, JOINT_NAMES, JOINTS
+
+GROUPS: dict[str, tuple[str, ...]] = {
+    "left_leg": JOINT_NAMES[0:6],
+    "right_leg": JOINT_NAMES[6:12],
+    "waist": JOINT_NAMES[12:15],
+    "left_arm": JOINT_NAMES[15:22],
+    "right_arm": JOINT_NAMES[22:29],
+}
+COMMAND_FIELDS = ("q", "dq", "kp", "kd", "tau")
+HOLD_LEVELS = (0.5, -0.5, 1.0, -1.0)
+"""Held targets during the step phase, as fractions of the amplitude (sign alternates per joint)."""
+
+
+class ExcitationError(ValueError):
+    """The excitation request would leave the joint limits; the message names the joints."""
+
+
+@dataclass(frozen=True)
+class ExcitationConfig:
+    group: str = "left_leg"
+    amplitude: float = 0.2
+    """rad: the largest excursion of a target from the default pose."""
+    chirp_s: float = 3.0
+    chirp_hz: tuple[float, float] = (0.3, 2.5)
+    hold_s: float = 0.5
+    """Duration of each held level (and of the rest at start and end)."""
+    ramp_s: float = 0.4
+    margin: float = 0.05
+    """rad: targets keep at least this far from each joint limit."""
+    dt: float = 0.002
+
+
+@dataclass
+class Excitation:
+    t: np.ndarray
+    """(K,) s."""
+    q: np.ndarray
+    """(K, 29) position targets, SDK order."""
+    dq: np.ndarray
+    """(K, 29) velocity targets."""
+    kp: np.ndarray
+    """(29,) commanded gains (nominal)."""
+    kd: np.ndarray
+    joints: tuple[str, ...]
+
+
+def _smoothstep(x: np.ndarray) -> np.ndarray:
+    x = np.clip(x, 0.0, 1.0)
+    return 0.5 - 0.5 * np.cos(np.pi * x)
+
+
+def _profile(cfg: ExcitationConfig, index: int, dt: float) -> np.ndarray:
+    """Normalized excursion in [-1, 1] of the `index`-th joint of the group."""
+    rest = np.zeros(round(cfg.hold_s / dt))
+    tc = np.arange(round(cfg.chirp_s / dt)) * dt
+    f0, f1 = cfg.chirp_hz if index % 2 == 0 else cfg.chirp_hz[::-1]
+    phase = 2 * np.pi * (f0 * tc + 0.5 * (f1 - f0) / cfg.chirp_s * tc**2) + index * np.pi / 3
+    envelope = _smoothstep(tc / cfg.ramp_s) * _smoothstep((cfg.chirp_s - tc) / cfg.ramp_s)
+    chirp = envelope * np.sin(phase)
+    sign = 1.0 if index % 2 == 0 else -1.0
+    levels = [0.0, *(sign * level for level in HOLD_LEVELS), 0.0]
+    steps = []
+    n_move, n_hold = round(cfg.ramp_s / 2 / dt), round(cfg.hold_s / dt)
+    for a, b in itertools.pairwise(levels):
+        steps.append(a + (b - a) * _smoothstep(np.arange(1, n_move + 1) / n_move))
+        steps.append(np.full(n_hold, b))
+    return np.concatenate([rest, chirp, *steps, rest])
+
+
+def check_limits(cfg: ExcitationConfig) -> tuple[str, ...]:
+    """The group's joints; raises ExcitationError naming each joint whose targets leave its limits."""
+    if cfg.group not in GROUPS:
+        raise ExcitationError(f"unknown joint group {cfg.group!r}; known: {', '.join(GROUPS)}")
+    joints = GROUPS[cfg.group]
+    bad = []
+    for name in joints:
+        q0, spec = DEFAULT_JOINT_POS[JOINT_NAMES.index(name)], JOINTS[name]
+        lo, hi = q0 - cfg.amplitude, q0 + cfg.amplitude
+        if lo < spec.lower + cfg.margin or hi > spec.upper - cfg.margin:
+            bad.append(
+                f"{name} (targets [{lo:.3f}, {hi:.3f}] rad, limits [{spec.lower:.3f}, "
+                f"{spec.upper:.3f}] with margin {cfg.margin})"
+            )
+    if bad:
+        raise ExcitationError("excitation would leave the joint limits: " + "; ".join(bad))
+    return joints
+
+
+def excitation(cfg: ExcitationConfig) -> Excitation:
+    """The excitation for `cfg.group` around the default pose; other joints hold it."""
+    joints = check_limits(cfg)
+    profiles = [_profile(cfg, i, cfg.dt) for i in range(len(joints))]
+    q = np.tile(np.asarray(DEFAULT_JOINT_POS, dtype=float), (len(profiles[0]), 1))
+    for name, profile in zip(joints, profiles, strict=True):
+        q[:, JOINT_NAMES.index(name)] += cfg.amplitude * profile
+    kp = np.array([ACTUATORS[n].kp for n in JOINT_NAMES])
+    kd = np.array([ACTUATORS[n].kd for n in JOINT_NAMES])
+    t = np.arange(len(q)) * cfg.dt
+    return Excitation(t, q, np.gradient(q, cfg.dt, axis=0), kp, kd, joints)
+
+
+def motor_command(exc: Excitation, k: int) -> MotorCommand:
+    return MotorCommand(exc.q[k], exc.dq[k], np.zeros(len(JOINT_NAMES)), exc.kp, exc.kd)
+
+
+def hung_g1(dt: float, overlay: Overlay | None = None) -> SimG1:
+    """SimG1 with `hang=True`, feet in the air.
+
+    SimG1's hang keeps the pelvis at standing height over the floor, so the soles touch
+    it and contact forces (which no log records) enter every joint; on a gantry the
+    feet hang free, so floor contact is switched off here.
+    """
+    robot = SimG1(dt=dt, overlay=overlay, hang=True)
+    robot.model.geom_conaffinity[robot.model.geom("floor").id] = 0
+    return robot
+
+
+def run_hung(exc: Excitation, overlay: Overlay, log_dir: Path | str) -> Path:
+    """Run `exc` on the virtual G1 hung by its pelvis, in process, logging a rosbag2.
+
+    The robot is the one `simreal sim-robot g1 --hang --perturb FILE` runs (SimG1 with
+    the overlay as hidden truth, commands passed through the same CommandGate and its
+    latency), stepped tick by tick in simulated time. Row k of every topic is tick k:
+    the command sent then, and the state after that tick's physics step.
+    """
+    dt = float(exc.t[1] - exc.t[0])
+    robot = hung_g1(dt, overlay)
+    gate = CommandGate(stale_after_s=1e9, latency_s=overlay.latency_ms / 1e3)
+    meta = LogMeta(
+        robot="g1",
+        joint_names=JOINT_NAMES,
+        control_dt=dt,
+        command_fields=COMMAND_FIELDS,
+        task="calibrate-excite",
+        source="virtual-robot",
+    )
+    with RolloutLog(log_dir, meta) as log:
+        for k, now in enumerate(exc.t):
+            cmd = motor_command(exc, k)
+            gate.receive(now, cmd)
+            robot.apply(gate.command(now))
+            if gate.state != "waiting":
+                robot.step()
+            s = robot.sensors()
+            log.command(now, np.stack([cmd.q, cmd.dq, cmd.kp, cmd.kd, cmd.tau], axis=1))
+            log.joint_state(now, s.q, s.dq, s.tau_est)
+            log.imu(now, s.quat_wxyz, s.gyro, s.accel)
+    return Path(log_dir)

