@@ -126,15 +126,8 @@ def motor_command(exc: Excitation, k: int) -> MotorCommand:
 
 
 def hung_g1(dt: float, overlay: Overlay | None = None) -> SimG1:
-    """SimG1 with `hang=True`, feet in the air.
-
-    SimG1's hang keeps the pelvis at standing height over the floor, so the soles touch
-    it and contact forces (which no log records) enter every joint; on a gantry the
-    feet hang free, so floor contact is switched off here.
-    """
-    robot = SimG1(dt=dt, overlay=overlay, hang=True)
-    robot.model.geom_conaffinity[robot.model.geom("floor").id] = 0
-    return robot
+    """The virtual G1 hung on its gantry (pelvis fixed, feet free of the floor)."""
+    return SimG1(dt=dt, overlay=overlay, hang=True)
 
 
 def run_hung(exc: Excitation, overlay: Overlay, log_dir: Path | str) -> Path:

@@ -35,7 +35,10 @@ def random_truth(seed: int) -> dict:
     return {
         "robot": "g1",
         "latency_ms": float(rng.uniform(0.0, 10.0)),
-        "imu": {"gyro_bias": rng.uniform(-0.05, 0.05, 3).tolist()},
+        "imu": {
+            "gyro_bias": rng.uniform(-0.05, 0.05, 3).tolist(),
+            "accel_bias": rng.uniform(-0.2, 0.2, 3).tolist(),
+        },
         "joints": joints,
     }
 
@@ -81,6 +84,11 @@ def test_actuators_recovered(calibrated):
 def test_gyro_bias_recovered(calibrated):
     truth, fit, _, _ = calibrated
     assert np.max(np.abs(np.subtract(fit.gyro_bias, truth["imu"]["gyro_bias"]))) < 0.005
+
+
+def test_accelerometer_bias_recovered(calibrated):
+    truth, fit, _, _ = calibrated
+    assert np.max(np.abs(np.subtract(fit.accel_bias, truth["imu"]["accel_bias"]))) < 0.01
 
 
 def test_overlay_carries_std(calibrated):

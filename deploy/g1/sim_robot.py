@@ -97,6 +97,10 @@ class SimG1:
             xml = xml.replace('<freejoint name="pelvis"/>', "")
             xml = xml.split("<keyframe>")[0] + "</mujoco>\n"
         self.model = mujoco.MjModel.from_xml_string(xml)
+        if hang:  # on a gantry the feet hang free: no floor contact
+            floor = self.model.geom("floor").id
+            self.model.geom_contype[floor] = 0
+            self.model.geom_conaffinity[floor] = 0
         self.data = mujoco.MjData(self.model)
         self.hang = hang
         self.band = band and not hang
@@ -176,12 +180,18 @@ class SimG1:
     def sensors(self) -> Sensors:
         d, s = self.data, self.sensor
         quat = d.sensordata[s["quat"] : s["quat"] + 4].copy()
+        accel = d.sensordata[s["accel"] : s["accel"] + 3]
+        if self.hang:
+            # MuJoCo reports no acceleration for a body welded to the world; a real IMU on
+            # a still, hung pelvis measures the specific force of gravity, +g up.
+            rot = d.xmat[self.pelvis_id].reshape(3, 3)
+            accel = rot.T @ -self.model.opt.gravity
         return Sensors(
             q=d.qpos[self.qpos_adr] + self.encoder_offset,
             dq=d.qvel[self.dof_adr].copy(),
             tau_est=d.actuator_force[self.act_ids].copy(),
             quat_wxyz=quat,
             gyro=d.sensordata[s["gyro"] : s["gyro"] + 3] + np.array(self.overlay.gyro_bias),
-            accel=d.sensordata[s["accel"] : s["accel"] + 3] + np.array(self.overlay.accel_bias),
+            accel=accel + np.array(self.overlay.accel_bias),
             rpy=quat_to_rpy(quat),
         )
