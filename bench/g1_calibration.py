@@ -23,8 +23,8 @@ import numpy as np
 
 from simreal.calibration import routines
 from simreal.calibration.excite import GROUPS, ExcitationConfig
-from simreal.deploy.g1.overlay import load_overlay, parse_overlay
 from simreal.robots.g1 import ACTUATORS
+from simreal.robots.g1.overlay import load_overlay, parse_overlay
 
 LEG = GROUPS["left_leg"]
 FIELDS = ("kp_scale", "kd_scale", "armature", "friction_coulomb", "friction_viscous")

@@ -1,7 +1,7 @@
 """Calibration routines: estimate how one robot differs from its model, from its logs.
 
 Each routine reads (or, for `excite`, writes) a rosbag2 rollout log and writes its
-findings into the calibration overlay (`simreal.deploy.g1.overlay`), every value with
+findings into the calibration overlay (`simreal.robots.g1.overlay`), every value with
 its fit uncertainty:
 
 - `excite`: safe excitation trajectories for a joint group, run on the hung robot.

@@ -26,8 +26,8 @@ from scipy.optimize import least_squares
 
 from simreal.calibration.excite import hung_g1
 from simreal.calibration.logdata import CalibrationError, HungLog, joint_indices
-from simreal.deploy.g1.overlay import Overlay
 from simreal.deploy.g1.sim_robot import MotorCommand
+from simreal.robots.g1.overlay import Overlay
 
 SLIDE_SPEED = 0.5
 """rad/s: Coulomb friction is saturated (sliding) above this speed; slower samples are skipped."""

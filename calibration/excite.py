@@ -15,11 +15,11 @@ from pathlib import Path
 
 import numpy as np
 
-from simreal.deploy.g1.overlay import Overlay
 from simreal.deploy.g1.sim_robot import MotorCommand, SimG1
 from simreal.deploy.g1.virtual_robot import CommandGate
 from simreal.deploy.logs import LogMeta, RolloutLog
 from simreal.robots.g1 import ACTUATORS, DEFAULT_JOINT_POS, JOINT_NAMES, JOINTS
+from simreal.robots.g1.overlay import Overlay
 
 GROUPS: dict[str, tuple[str, ...]] = {
     "left_leg": JOINT_NAMES[0:6],

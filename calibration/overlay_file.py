@@ -7,7 +7,7 @@ from pathlib import Path
 import yaml
 
 from simreal.calibration.dynamics import Estimate
-from simreal.deploy.g1.overlay import parse_overlay
+from simreal.robots.g1.overlay import parse_overlay
 
 
 def _entry(e: Estimate) -> dict[str, float]:

@@ -15,7 +15,7 @@ from simreal.calibration.imu import fit_imu
 from simreal.calibration.logdata import load_hung_log
 from simreal.calibration.overlay_file import update_overlay
 from simreal.calibration.report import plot_joint_responses
-from simreal.deploy.g1.overlay import JointOverlay, Overlay
+from simreal.robots.g1.overlay import JointOverlay, Overlay
 
 JOINT_SERIES = ("joint_position", "joint_velocity", "joint_effort", "command")
 UNIDENTIFIED_BY_EXCITATION = ("torque_limit_scale",)

@@ -10,7 +10,7 @@ ROUTINES = ("excite", "joint-offsets", "actuators", "imu")
 def calibrate(args: argparse.Namespace) -> int:
     from simreal.calibration import routines
     from simreal.calibration.excite import ExcitationConfig
-    from simreal.deploy.g1.overlay import load_overlay
+    from simreal.robots.g1.overlay import load_overlay
 
     if args.robot != "g1":
         raise ValueError(f"robot {args.robot!r}: only g1 has calibration routines so far")

@@ -51,6 +51,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--engine", default="mjbatch")
     s.add_argument("--arch", choices=("decoupled", "coupled"))
     s.add_argument("--stop-at-return", type=float, help="stop once evaluation reaches this return")
+    s.add_argument(
+        "--calibration",
+        type=Path,
+        metavar="FILE",
+        help="calibration overlay YAML: centre the robot model and randomization on it",
+    )
     s.add_argument("--out", type=Path, default=Path("runs"), help="root of run directories")
     s.add_argument(
         "--resume", type=Path, metavar="RUN", help="continue a run from its last checkpoint"
@@ -79,6 +85,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--json", type=Path, help="also write the metrics to this file")
     s.add_argument(
+        "--calibration",
+        type=Path,
+        metavar="FILE",
+        help="calibration overlay YAML: evaluate on the calibrated robot (overrides the run's)",
+    )
+    s.add_argument(
         "--set",
         action="append",
         default=[],
@@ -97,6 +109,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="replay the logged commands open loop in simulation; report the gap (RMSE)",
     )
     s.add_argument("--engine", help="engine for --resim (default: the one the log came from)")
+    s.add_argument(
+        "--calibration",
+        type=Path,
+        metavar="FILE",
+        help="with --resim: also re-simulate with this calibration overlay; report both gaps",
+    )
     s.add_argument("--json", type=Path, metavar="FILE", help="also write the report here")
     s.set_defaults(func=cmd_replay)
 
@@ -181,6 +199,10 @@ def cmd_train(args: argparse.Namespace) -> int:
     from simreal import training
 
     if args.resume:
+        if args.calibration:
+            raise ValueError(
+                "--resume continues with the run's own calibration; drop --calibration"
+            )
         run_dir = args.resume
         runner = training.resume_run(run_dir, steps=args.steps, minutes=args.minutes)
     else:
@@ -217,6 +239,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         video=args.video,
         log=args.log,
         overrides=args.set,
+        calibration=args.calibration,
     )
     print_json(metrics, args.json)
     return 0
@@ -225,8 +248,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def cmd_replay(args: argparse.Namespace) -> int:
     from simreal.replay import replay_log
 
+    if args.calibration and not args.resim:
+        raise ValueError("--calibration compares re-simulations: give --resim too")
     report = replay_log(
-        args.log, plot=args.plot, video=args.video, resim=args.resim, engine=args.engine
+        args.log,
+        plot=args.plot,
+        video=args.video,
+        resim=args.resim,
+        engine=args.engine,
+        calibration=args.calibration,
     )
     print_json(report, args.json)
     return 0

@@ -13,7 +13,7 @@ def _only_g1(robot: str) -> None:
 
 def sim_robot(args: argparse.Namespace) -> int:
     from simreal.deploy.g1 import virtual_robot
-    from simreal.deploy.g1.overlay import Overlay, load_overlay
+    from simreal.robots.g1.overlay import Overlay, load_overlay
 
     _only_g1(args.robot)
     cfg = virtual_robot.VirtualRobotConfig(

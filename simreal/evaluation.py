@@ -82,6 +82,24 @@ def with_task_overrides(config: dict[str, Any], overrides: list[str], task: str 
     return {**config, "task": spec.name, "task_config": to_plain(cfg)}
 
 
+def with_calibration(config: dict[str, Any], calibration: Path | None, task: str | None):
+    """The run config with its task's `calibration` set to `calibration` (overriding the
+    one it was trained with); unchanged when None."""
+    if calibration is None:
+        return config
+    if config.get("gym"):
+        raise ValueError("--calibration needs a simreal task, not a Gymnasium env")
+    from simreal.config import to_plain
+    from simreal.tasks import get_task
+    from simreal.training import apply_calibration
+
+    spec = get_task(task or config["task"])
+    plain = config.get("task_config") if spec.name == config["task"] else None
+    base = from_plain(spec.config_cls, plain, "task.") if plain else spec.config_cls()
+    cfg = apply_calibration(base, spec.name, calibration)
+    return {**config, "task": spec.name, "task_config": to_plain(cfg)}
+
+
 def evaluate_policy(
     path: Path,
     task: str | None = None,
@@ -91,6 +109,7 @@ def evaluate_policy(
     video: Path | None = None,
     log: Path | None = None,
     overrides: list[str] | None = None,
+    calibration: Path | None = None,
 ) -> dict[str, Any]:
     from simreal.policies.evaluate import evaluate
 
@@ -100,8 +119,12 @@ def evaluate_policy(
         check_new_bag(log)  # before the evaluation, not after it
     policy, config = load_policy(path)
     config = with_task_overrides(config, overrides or [], task)
+    config = with_calibration(config, calibration, task)
     env = make_eval_env(config, episodes, engine, seed, task)
     metrics = {"policy": str(path), "task": task or config["task"], "engine": engine}
+    cal = (config.get("task_config") or {}).get("calibration")
+    if cal:
+        metrics["calibration"] = cal
     metrics.update(evaluate(env, policy))
     if video is not None:
         metrics["video"] = str(video)

@@ -30,6 +30,19 @@ def split_overrides(items: list[str]) -> tuple[list[str], list[str]]:
     return task, train
 
 
+def apply_calibration(task_cfg: Any, task: str, calibration: Path | str | None) -> Any:
+    """`task_cfg` with its `calibration` field set to the overlay file's absolute path
+    (so the run config still finds it from elsewhere); unchanged when None."""
+    if calibration is None:
+        return task_cfg
+    if not any(f.name == "calibration" for f in dataclasses.fields(task_cfg)):
+        raise ValueError(f"--calibration: task {task!r} takes no calibration overlay")
+    path = Path(calibration)
+    if not path.is_file():
+        raise FileNotFoundError(f"--calibration: {path}: no such overlay file")
+    return dataclasses.replace(task_cfg, calibration=str(path.resolve()))
+
+
 def build_envs(config: dict[str, Any]):
     """Training and evaluation environments for a run config."""
     train_cfg = from_plain(TrainConfig, config["train"], "train.")
@@ -71,15 +84,16 @@ def new_run(args: argparse.Namespace) -> tuple[OnPolicyRunner, Path]:
         train_cfg.model.arch = args.arch
     train_cfg = apply_overrides(train_cfg, train_overrides, "train.")
     if args.gym:
-        if task_overrides:
-            raise ValueError("--set task.* does not apply to --gym environments")
+        if task_overrides or getattr(args, "calibration", None):
+            raise ValueError("--set task.* and --calibration do not apply to --gym environments")
         name, task_plain = args.gym, None
     else:
         from simreal.tasks import get_task
 
         spec = get_task(args.task)
         name = spec.name
-        task_plain = to_plain(apply_overrides(spec.config_cls(), task_overrides, "task."))
+        task_cfg = apply_overrides(spec.config_cls(), task_overrides, "task.")
+        task_plain = to_plain(apply_calibration(task_cfg, name, getattr(args, "calibration", None)))
     config = {
         "simreal_version": __version__,
         "command": " ".join(["simreal", *sys.argv[1:]]),

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from simreal.deploy.g1.overlay import Overlay
 from simreal.robots.g1 import ACTUATORS, DEFAULT_JOINT_POS, JOINT_NAMES, build_mjcf
+from simreal.robots.g1.overlay import Overlay
 
 BAND_KP, BAND_KD = 5000.0, 500.0
 """Elastic band: N/m and N s/m on the pelvis position."""

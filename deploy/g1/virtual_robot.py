@@ -28,8 +28,8 @@ from simreal.deploy.dds import DdsParticipant, stream_qos
 from simreal.deploy.dds.unitree_hg import LOWCMD_TOPIC, LOWSTATE_TOPIC, LowCmd_, LowState_
 from simreal.deploy.g1.clock import DeadlineClock
 from simreal.deploy.g1.messages import lowstate, motor_command
-from simreal.deploy.g1.overlay import Overlay
 from simreal.deploy.g1.sim_robot import DEFAULT_Q, MotorCommand, SimG1
+from simreal.robots.g1.overlay import Overlay
 
 DAMPING_KD = 8.0
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from simreal.robots.g1.overlay import Overlay, OverlayError, load_overlay
+
 REWARD_TERMS = (
     "alive",
     "upright",
@@ -79,7 +81,13 @@ class EvalPushConfig:
 @dataclass
 class G1Randomization:
     """Per-simulation ranges sampled at every training reset (uniform); scales multiply
-    the nominal value. Evaluation samples none of them."""
+    the nominal value. Evaluation samples none of them.
+
+    With a calibration overlay (`G1ForceConfig.calibration`) the ranges are centred on the
+    calibrated robot instead of the nominal one: gain and strength scales multiply the
+    overlay's scales, joint offsets are drawn around the overlay's encoder offsets, and
+    the latency range keeps its width but is centred on the overlay's latency (clipped
+    at 0)."""
 
     friction: tuple[float, float] = (0.4, 1.2)
     """Sliding friction of floor and soles."""
@@ -141,6 +149,11 @@ class G1ForceConfig:
     forces: ForceConfig = field(default_factory=ForceConfig)
     eval_push: EvalPushConfig = field(default_factory=EvalPushConfig)
     randomization: G1Randomization = field(default_factory=G1Randomization)
+    calibration: str | None = None
+    """Path to a G1 calibration overlay YAML (`simreal calibrate`): the simulated robot's
+    nominal model becomes the calibrated one (encoder offsets, PD gain and torque limit
+    scales, armature, friction, latency, gyro bias) and randomization is centred on it.
+    Loaded when the environment is built; None: the nominal G1."""
     reward_weights: dict[str, float] = field(
         default_factory=lambda: {
             "alive": 1.0,
@@ -176,5 +189,17 @@ class G1ForceConfig:
             )
         if self.fat2_sigma_rad <= 0 or self.base_height_sigma_m <= 0 or self.upright_sigma <= 0:
             raise ValueError("reward sigmas must be positive")
+        if self.calibration is not None and not str(self.calibration).strip():
+            raise ValueError("calibration: empty path (give an overlay YAML file or null)")
         self.forces.validate()
         self.randomization.validate()
+
+    def load_calibration(self) -> Overlay:
+        """The overlay at `calibration` (nominal when None); errors name the file and the
+        bad fields, prefixed with `calibration:`."""
+        if self.calibration is None:
+            return Overlay()
+        try:
+            return load_overlay(self.calibration)
+        except (OverlayError, FileNotFoundError) as err:
+            raise ValueError(f"calibration: {err}") from None

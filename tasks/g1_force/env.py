@@ -5,6 +5,15 @@ position actuators (torques clipped at the limits by MuJoCo), at 50 Hz over 200 
 physics. Forces act on the torso and both hands (`forces.py`), growing with a
 curriculum; evaluation applies one backward torso push per simulation instead.
 Rewards are per second: each weight is multiplied by the control period.
+
+With `cfg.calibration` (a G1 calibration overlay) the simulated robot is the calibrated
+one, applied as the virtual robot applies it (`simreal.deploy.g1.sim_robot`): encoders
+report q + offset and the PD loop closes on them, kp, kd and torque limits carry the
+overlay's scales, armature, Coulomb (dof_frictionloss) and viscous (dof_damping)
+friction are set per simulation, commands arrive the overlay's latency late (in whole
+physics steps) and the gyro reads its bias. Domain randomization is centred on these
+values. The accelerometer bias is kept (`accel_bias`) but enters no observation: the
+policy reads gravity from the IMU's orientation.
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ from simreal.robots.g1 import (
     SOLE,
     build_mjcf,
 )
+from simreal.robots.g1.overlay import Overlay
 from simreal.tasks.env import RewardTerm, TaskEnv
 from simreal.tasks.g1_force import rewards
 from simreal.tasks.g1_force.config import G1ForceConfig
@@ -76,16 +86,18 @@ class G1ForceEnv(TaskEnv):
         super().__init__(mjcf, num_envs, engine, seed, num_threads)
         self.randomize = cfg.randomize and not cfg.evaluation
         self._read_model(mujoco.MjModel.from_xml_string(mjcf))
+        self.overlay = cfg.load_calibration()
+        self._read_calibration(self.overlay)
         s = num_envs
         self.action = np.zeros((s, 29))
         self.last_action = np.zeros((s, 29))
         self.ctrl_target = np.tile(self.default_joint_pos, (s, 1))
         self.prev_ctrl_target = self.ctrl_target.copy()
-        self.joint_offset = np.zeros((s, 29))
-        self.kp_scale = np.ones((s, 29))
-        self.kd_scale = np.ones((s, 29))
-        self.motor_strength = np.ones((s, 29))
-        self.latency_substeps = np.zeros(s, dtype=np.int64)
+        self.joint_offset = np.tile(self.cal_joint_offset, (s, 1))
+        self.kp_scale = np.tile(self.cal_kp_scale, (s, 1))
+        self.kd_scale = np.tile(self.cal_kd_scale, (s, 1))
+        self.motor_strength = np.tile(self.cal_motor_strength, (s, 1))
+        self.latency_substeps = np.full(s, self.cal_latency_substeps, dtype=np.int64)
         self.friction = np.ones(s)
         self.torso_added_mass = np.zeros(s)
         self.torso_com_offset = np.zeros((s, 3))
@@ -98,6 +110,8 @@ class G1ForceEnv(TaskEnv):
         self.foot_pos = np.zeros((s, 2, 3))
         self.foot_vel = np.zeros((s, 2, 3))
         self.torso_rot = np.tile(np.eye(3), (s, 1, 1))
+        if cfg.calibration is not None:
+            self._apply_calibration()
 
     def _read_model(self, model: mujoco.MjModel) -> None:
         """Ids, nominal model fields, PD tables and the FAT2 reference geometry."""
@@ -106,6 +120,7 @@ class G1ForceEnv(TaskEnv):
             [model.geom("floor").id, *(model.geom(g).id for g in FEET.values())]
         )
         self.torso_id = int(model.body("torso_link").id)
+        self.joint_dof_ids = np.array([model.jnt_dofadr[model.joint(n).id] for n in JOINT_NAMES])
         self.nominal = {
             name: getattr(model, name).copy()
             for name in (
@@ -116,6 +131,9 @@ class G1ForceEnv(TaskEnv):
                 "actuator_gainprm",
                 "actuator_biasprm",
                 "actuator_forcerange",
+                "dof_armature",
+                "dof_frictionloss",
+                "dof_damping",
             )
         }
         acts = [ACTUATORS[n] for n in JOINT_NAMES]
@@ -140,6 +158,48 @@ class G1ForceEnv(TaskEnv):
         self.fat2_points = data.xipos[self.force_body_ids] - origin
         self.mass = float(model.body_subtreemass[1])
 
+    def _read_calibration(self, overlay: Overlay) -> None:
+        """Per-joint (29,) calibrated values, SDK order: the centre of the randomization."""
+        joints = [overlay.joint(n) for n in JOINT_NAMES]
+        dofs = self.joint_dof_ids
+        self.cal_joint_offset = np.array([j.encoder_offset for j in joints])
+        self.cal_kp_scale = np.array([j.kp_scale for j in joints])
+        self.cal_kd_scale = np.array([j.kd_scale for j in joints])
+        self.cal_motor_strength = np.array([j.torque_limit_scale for j in joints])
+        self.cal_armature = np.array(
+            [
+                nominal if j.armature is None else j.armature
+                for j, nominal in zip(joints, self.nominal["dof_armature"][dofs], strict=True)
+            ]
+        )
+        self.cal_frictionloss = np.array([j.friction_coulomb for j in joints])
+        self.cal_damping = np.array([j.friction_viscous for j in joints])
+        self.cal_latency_substeps = round(overlay.latency_ms / (self.cfg.physics_dt * 1e3))
+        self.gyro_bias = np.array(overlay.gyro_bias)
+        self.accel_bias = np.array(overlay.accel_bias)
+
+    def _apply_calibration(self) -> None:
+        """Write the calibrated armature, friction and PD/limit tables into every simulation."""
+        ids = np.arange(self.num_envs)
+        field, dofs = self.engine.model_field, self.joint_dof_ids
+        for name, values in (
+            ("dof_armature", self.cal_armature),
+            ("dof_frictionloss", self.cal_frictionloss),
+            ("dof_damping", self.cal_damping),
+        ):
+            field(name)[:, dofs] = values
+        self._write_actuators(ids)
+        self.engine.commit_model(ids)
+
+    def _latency_range(self) -> tuple[int, int]:
+        """The latency range in physics steps; with a calibration it keeps its width and is
+        centred on the calibrated latency (clipped at 0)."""
+        low, high = self.cfg.randomization.latency_substeps
+        if self.cfg.calibration is None:
+            return low, high
+        centre, half = self.cal_latency_substeps, (high - low) / 2
+        return max(0, centre - int(np.floor(half))), max(0, centre + int(np.ceil(half)))
+
     # -- state ------------------------------------------------------------------------
     @property
     def joint_pos(self) -> np.ndarray:
@@ -155,7 +215,7 @@ class G1ForceEnv(TaskEnv):
         """What the robot measures (encoders carry their offsets), noise-free."""
         return G1State(
             self.engine.qpos[:, 3:7],
-            self.engine.qvel[:, 3:6],
+            self.engine.qvel[:, 3:6] + self.gyro_bias,
             self.joint_pos + self.joint_offset,
             self.joint_vel,
         )
@@ -408,11 +468,13 @@ class G1ForceEnv(TaskEnv):
         self.friction[ids] = rng.uniform(*r.friction, n)
         self.torso_added_mass[ids] = rng.uniform(*r.torso_added_mass_kg, n)
         self.torso_com_offset[ids] = rng.uniform(-1.0, 1.0, (n, 3)) * r.torso_com_offset_m
-        self.kp_scale[ids] = rng.uniform(*r.kp_scale, (n, 29))
-        self.kd_scale[ids] = rng.uniform(*r.kd_scale, (n, 29))
-        self.motor_strength[ids] = rng.uniform(*r.motor_strength, (n, 29))
-        self.joint_offset[ids] = rng.uniform(-1.0, 1.0, (n, 29)) * r.joint_offset_rad
-        low, high = r.latency_substeps
+        self.kp_scale[ids] = rng.uniform(*r.kp_scale, (n, 29)) * self.cal_kp_scale
+        self.kd_scale[ids] = rng.uniform(*r.kd_scale, (n, 29)) * self.cal_kd_scale
+        self.motor_strength[ids] = rng.uniform(*r.motor_strength, (n, 29)) * self.cal_motor_strength
+        self.joint_offset[ids] = (
+            self.cal_joint_offset + rng.uniform(-1.0, 1.0, (n, 29)) * r.joint_offset_rad
+        )
+        low, high = self._latency_range()
         self.latency_substeps[ids] = rng.integers(low, high + 1, n)
 
         nom, field = self.nominal, self.engine.model_field
@@ -429,6 +491,12 @@ class G1ForceEnv(TaskEnv):
         friction = np.broadcast_to(nom["geom_friction"], (n, *nom["geom_friction"].shape)).copy()
         friction[:, self.friction_geom_ids, 0] = self.friction[ids, None]
         field("geom_friction")[ids] = friction
+        self._write_actuators(ids)
+        self.engine.commit_model(ids)
+
+    def _write_actuators(self, ids: np.ndarray) -> None:
+        """PD gains and torque limits of simulations `ids` from their scales (uncommitted)."""
+        nom, field, n = self.nominal, self.engine.model_field, ids.size
         kp = self.kp * self.kp_scale[ids]
         kd = self.kd * self.kd_scale[ids]
         gain = np.broadcast_to(nom["actuator_gainprm"], (n, 29, 10)).copy()
@@ -439,7 +507,6 @@ class G1ForceEnv(TaskEnv):
         field("actuator_forcerange")[ids] = (
             nom["actuator_forcerange"] * self.motor_strength[ids, :, None]
         )
-        self.engine.commit_model(ids)
 
     def deployment_metadata(self) -> dict:
         return {
