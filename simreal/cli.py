@@ -152,6 +152,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--domain", type=int, default=0, help="DDS domain id")
     s.add_argument("--duration", type=float, metavar="S", help="stop after S seconds")
+    s.add_argument(
+        "--auto-start",
+        action="store_true",
+        help="turn the policy on once the robot holds its default pose (no start command)",
+    )
     s.set_defaults(func=cmd_deploy)
 
     s = sub.add_parser("calibrate", help="run a calibration routine; writes the overlay YAML")

@@ -40,6 +40,7 @@ def deploy(args: argparse.Namespace) -> int:
         duration_s=args.duration,
         log_dir=args.log,
         interactive=sys.stdin.isatty(),
+        auto_start=args.auto_start,
         safety=SafetyConfig(state_timeout_s=args.state_timeout / 1e3),
     )
     return node.main(args.policy, cfg)

@@ -56,6 +56,9 @@ class DeployConfig:
     duration_s: float | None = None
     log_dir: Path | None = None
     interactive: bool = False
+    auto_start: bool = False
+    """Turn the policy on as soon as the robot holds its default pose (benchmarks, tests);
+    otherwise only an explicit `start` does."""
     safety: SafetyConfig = field(default_factory=SafetyConfig)
 
 
@@ -101,6 +104,7 @@ class G1Node:
         self.bad_states = 0
         self.consecutive_bad = 0
         self.policy_steps = 0
+        self.policy_times: list[float] = []
         self.last_action = np.zeros(len(JOINT_NAMES))
         self.target = self.default.copy()
         self.move_from = self.default.copy()
@@ -125,6 +129,8 @@ class G1Node:
         try:
             return self.commands.get_nowait()
         except queue.Empty:
+            if self.cfg.auto_start and self.machine.mode is Mode.HOLD:
+                return "start"
             return None
 
     def _on_enter(self, mode: Mode) -> None:
@@ -136,6 +142,7 @@ class G1Node:
             self.target = self.default.copy()
 
     def _policy_step(self, now: float, log: RolloutLog | None, t: float) -> None:
+        self.policy_times.append(now)
         obs = self.observe(self.state, self.last_action, self.meta)
         action = np.asarray(self.policy(obs), dtype=float)
         self.policy_steps += 1
@@ -271,7 +278,20 @@ class G1Node:
             "bad_states": self.bad_states,
             "policy_steps": self.policy_steps,
             **clock.jitter_stats(),
+            **policy_jitter(self.policy_times, self.meta.control_dt),
         }
+
+
+def policy_jitter(times: list[float], period_s: float) -> dict[str, float]:
+    """The policy loop's period minus its nominal (ms): p50, p99, max."""
+    if len(times) < 2:
+        return {}
+    jitter_ms = (np.diff(times) - period_s) * 1e3
+    return {
+        "policy_jitter_p50_ms": round(float(np.percentile(jitter_ms, 50)), 3),
+        "policy_jitter_p99_ms": round(float(np.percentile(jitter_ms, 99)), 3),
+        "policy_jitter_max_ms": round(float(jitter_ms.max()), 3),
+    }
 
 
 def main(policy_path: Path, cfg: DeployConfig) -> int:
