@@ -182,3 +182,17 @@ def test_eval_set_changes_the_task_config(tmp_path, capsys):
     assert circle["position_rmse_m"] != figure8["position_rmse_m"]
     assert main(["eval", policy, "--set", "task.no_such_field=1"]) == 2
     assert "no_such_field" in capsys.readouterr().err
+
+
+def test_eval_video_writes_an_mp4_of_the_first_episode(tmp_path, capsys):
+    import imageio.v2 as imageio
+
+    policy = str(Path(__file__).resolve().parent.parent / "results/quad-hover/policy.onnx")
+    video = tmp_path / "hover.mp4"
+    args = ["eval", policy, "--episodes", "1", "--video", str(video), "--set", "task.episode_s=0.5"]
+    assert main(args) == 0
+    metrics = json.loads(capsys.readouterr().out)
+    frames = imageio.mimread(video)
+    assert len(frames) == metrics["video_frames"] >= 10
+    assert frames[0].shape[:2] == (480, 640)
+    assert not np.array_equal(frames[0], frames[-1])  # the drone climbs
