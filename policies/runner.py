@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
 from collections import deque
 from pathlib import Path
@@ -19,6 +21,18 @@ from simreal.policies.models import ActorCritic
 from simreal.policies.ppo import PPO
 from simreal.policies.storage import RolloutStorage
 from simreal.policies.vecenv import VecEnv
+
+
+def _stop_on_sigterm():
+    """Treat SIGTERM (a scheduler or `kill` stopping the run) like Ctrl-C, so the run ends
+    with a fresh checkpoint; returns the handler it replaced (None off the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGTERM, interrupt)
 
 
 class OnPolicyRunner:
@@ -119,12 +133,15 @@ class OnPolicyRunner:
             unit_scale=True,
             dynamic_ncols=True,
         )
+        previous = _stop_on_sigterm()
         try:
             self._loop(logger, bar)
         except KeyboardInterrupt:
             self.stopped_by = "interrupted"
             raise
         finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
             bar.close()
             self.save()
             logger.write_curve()
