@@ -1,9 +1,8 @@
 """Calibration accuracy on the virtual G1: recover random hidden perturbations from logs.
 
-For each seed, a random perturbation of the left leg (offsets ±0.05 rad, kp/kd scale
-0.8-1.2, armature 0.7-1.3 x nominal, Coulomb friction 0.1-0.5 N m, viscous 0.02-0.2
-N m s/rad, latency 0-10 ms, gyro bias ±0.05 rad/s, accelerometer bias ±0.2 m/s²) is the
-hidden truth of the virtual robot, hung on its gantry. `excite` logs the excitation;
+For each seed, a random perturbation of the left leg (ranges in
+simreal.calibration.perturbation) is the hidden truth of the virtual robot, hung on its
+gantry. `excite` logs the excitation;
 `joint-offsets`, `actuators` and `imu` fit the overlay from that log alone. Printed: the
 largest error per quantity over seeds, and the open-loop re-simulation RMSE of the
 nominal and the calibrated model.
@@ -23,40 +22,15 @@ import numpy as np
 
 from simreal.calibration import routines
 from simreal.calibration.excite import GROUPS, ExcitationConfig
-from simreal.robots.g1 import ACTUATORS
+from simreal.calibration.perturbation import random_perturbation
 from simreal.robots.g1.overlay import load_overlay, parse_overlay
 
 LEG = GROUPS["left_leg"]
 FIELDS = ("kp_scale", "kd_scale", "armature", "friction_coulomb", "friction_viscous")
 
 
-def random_truth(seed: int) -> dict:
-    rng = np.random.default_rng(seed)
-    joints = {
-        n: {
-            "encoder_offset": float(rng.uniform(-0.05, 0.05)),
-            "kp_scale": float(rng.uniform(0.8, 1.2)),
-            "kd_scale": float(rng.uniform(0.8, 1.2)),
-            "armature": float(ACTUATORS[n].armature * rng.uniform(0.7, 1.3)),
-            "friction_coulomb": float(rng.uniform(0.1, 0.5)),
-            "friction_viscous": float(rng.uniform(0.02, 0.2)),
-        }
-        for n in LEG
-    }
-    imu = {
-        "gyro_bias": rng.uniform(-0.05, 0.05, 3).tolist(),
-        "accel_bias": rng.uniform(-0.2, 0.2, 3).tolist(),
-    }
-    return {
-        "robot": "g1",
-        "latency_ms": float(rng.uniform(0.0, 10.0)),
-        "imu": imu,
-        "joints": joints,
-    }
-
-
 def calibrate_once(seed: int, folder: Path) -> dict:
-    truth = random_truth(seed)
+    truth = random_perturbation(seed, LEG)
     routines.excite(ExcitationConfig(group="left_leg"), folder / "log", parse_overlay(truth))
     out = folder / "overlay.yaml"
     routines.joint_offsets(folder / "log", "left_leg", out, None)

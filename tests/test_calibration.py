@@ -1,7 +1,6 @@
 """Calibration on the virtual G1 (real MuJoCo): random hidden perturbations of the left
-leg (offsets ±0.05 rad, kp/kd scale 0.8-1.2, armature 0.7-1.3 x nominal, Coulomb
-0.1-0.5 N m, viscous 0.02-0.2 N m s/rad, latency 0-10 ms, gyro bias ±0.05 rad/s) are
-recovered from excitation logs alone."""
+leg (ranges in simreal.calibration.perturbation) are recovered from excitation logs
+alone."""
 
 from __future__ import annotations
 
@@ -12,41 +11,18 @@ import yaml
 from simreal.calibration import routines
 from simreal.calibration.excite import GROUPS, ExcitationConfig, ExcitationError, excitation
 from simreal.calibration.logdata import CalibrationError
+from simreal.calibration.perturbation import random_perturbation
 from simreal.deploy.g1.overlay import load_overlay, parse_overlay
 from simreal.deploy.logs import LogMeta, RolloutLog
-from simreal.robots.g1 import ACTUATORS, JOINT_NAMES
+from simreal.robots.g1 import JOINT_NAMES
 
 LEG = GROUPS["left_leg"]
-
-
-def random_truth(seed: int) -> dict:
-    rng = np.random.default_rng(seed)
-    joints = {
-        n: {
-            "encoder_offset": float(rng.uniform(-0.05, 0.05)),
-            "kp_scale": float(rng.uniform(0.8, 1.2)),
-            "kd_scale": float(rng.uniform(0.8, 1.2)),
-            "armature": float(ACTUATORS[n].armature * rng.uniform(0.7, 1.3)),
-            "friction_coulomb": float(rng.uniform(0.1, 0.5)),
-            "friction_viscous": float(rng.uniform(0.02, 0.2)),
-        }
-        for n in LEG
-    }
-    return {
-        "robot": "g1",
-        "latency_ms": float(rng.uniform(0.0, 10.0)),
-        "imu": {
-            "gyro_bias": rng.uniform(-0.05, 0.05, 3).tolist(),
-            "accel_bias": rng.uniform(-0.2, 0.2, 3).tolist(),
-        },
-        "joints": joints,
-    }
 
 
 @pytest.fixture(scope="module", params=[1, 2])
 def calibrated(request, tmp_path_factory):
     tmp = tmp_path_factory.mktemp(f"cal{request.param}")
-    truth = random_truth(request.param)
+    truth = random_perturbation(request.param, LEG)
     routines.excite(ExcitationConfig(group="left_leg"), tmp / "log", parse_overlay(truth))
     out = tmp / "overlay.yaml"
     results = {

@@ -199,25 +199,6 @@ def test_train_calibration_on_a_task_without_one_is_refused(tmp_path, overlay_fi
     assert "takes no calibration" in capsys.readouterr().err
 
 
-def _truth(seed: int) -> dict:
-    """A hidden perturbation of the left leg, in the ranges of tests/test_calibration.py."""
-    from simreal.calibration.excite import GROUPS
-
-    rng = np.random.default_rng(seed)
-    joints = {
-        n: {
-            "encoder_offset": float(rng.uniform(-0.05, 0.05)),
-            "kp_scale": float(rng.uniform(0.8, 1.2)),
-            "kd_scale": float(rng.uniform(0.8, 1.2)),
-            "armature": float(ACTUATORS[n].armature * rng.uniform(0.7, 1.3)),
-            "friction_coulomb": float(rng.uniform(0.1, 0.5)),
-            "friction_viscous": float(rng.uniform(0.02, 0.2)),
-        }
-        for n in GROUPS["left_leg"]
-    }
-    return {"robot": "g1", "latency_ms": float(rng.uniform(0.0, 10.0)), "joints": joints}
-
-
 HELD_OUT = {"amplitude": 0.12, "chirp_s": 2.0, "chirp_hz": (0.5, 3.5), "hold_s": 0.3}
 """The held-out excitation: smaller, shorter and faster than the fitting one."""
 
@@ -225,11 +206,12 @@ HELD_OUT = {"amplitude": 0.12, "chirp_s": 2.0, "chirp_hz": (0.5, 3.5), "hold_s":
 @pytest.mark.parametrize("seed", [7, 11])
 def test_held_out_resimulation_gap_drops_by_70_percent(tmp_path, seed, capsys):
     from simreal.calibration import routines
-    from simreal.calibration.excite import ExcitationConfig
+    from simreal.calibration.excite import GROUPS, ExcitationConfig
+    from simreal.calibration.perturbation import random_perturbation
     from simreal.cli import main
     from simreal.robots.g1.overlay import parse_overlay
 
-    truth = parse_overlay(_truth(seed))
+    truth = parse_overlay(random_perturbation(seed, GROUPS["left_leg"]))
     fit_log, held_log, out = tmp_path / "fit", tmp_path / "held", tmp_path / "cal.yaml"
     routines.excite(ExcitationConfig(group="left_leg"), fit_log, truth)
     routines.excite(ExcitationConfig(group="left_leg", **HELD_OUT), held_log, truth)
