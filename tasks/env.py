@@ -180,13 +180,14 @@ class TaskEnv(ABC):
         terminated = self.terminated() | unstable
         time_up = self.sim_step >= self.max_episode_steps
         truncated = self.per_agent(time_up) & ~terminated
-        _, final_critic_obs = self.observe()
+        obs, critic_obs = self.observe()
+        final_critic_obs = critic_obs
         info: dict = {"unstable_resets": int(unstable.sum()) // self.agents_per_sim}
         done_ids = np.flatnonzero(terminated | truncated)
         if done_ids.size:
             info["episode"] = self._finish_episodes(done_ids)
             self._reset_done(done_ids, time_up | self._all_failed(terminated))
-        obs, critic_obs = self.observe()
+            obs, critic_obs = self.observe()  # the reset rows start new episodes
         return StepResult(
             obs,
             critic_obs,

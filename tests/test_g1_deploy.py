@@ -328,24 +328,21 @@ def test_virtual_robot_publishes_state_and_drops_bad_crc():
     assert summary["bad_crc_commands"] > 0 and summary["valid_commands"] > 0
 
 
+def deploy_node(policy, dom: int) -> Proc:
+    """The deploy node on domain `dom`, with the tests' watchdog."""
+    return Proc(
+        "deploy", str(policy), "--robot", "g1", "--domain", str(dom),
+        "--duration", "60", "--state-timeout", STATE_TIMEOUT_MS,
+    )  # fmt: skip
+
+
 def test_start_up_to_hold_then_watchdog_on_robot_loss(g1_policy):
     dom = domain(2)
     robot = Proc("sim-robot", "g1", "--band", "--domain", str(dom), "--duration", "60")
     node = None
     try:
         robot.wait_for("virtual g1 ready", 30)
-        node = Proc(
-            "deploy",
-            str(g1_policy),
-            "--robot",
-            "g1",
-            "--domain",
-            str(dom),
-            "--duration",
-            "60",
-            "--state-timeout",
-            STATE_TIMEOUT_MS,
-        )
+        node = deploy_node(g1_policy, dom)
         node.wait_for("ZERO_TORQUE -> MOVE_TO_DEFAULT", 30)
         node.wait_for("MOVE_TO_DEFAULT -> HOLD", 30)
         time.sleep(1.0)  # hold a moment
@@ -369,18 +366,7 @@ def test_virtual_robot_damps_when_the_node_dies(g1_policy):
     node = None
     try:
         robot.wait_for("virtual g1 ready", 30)
-        node = Proc(
-            "deploy",
-            str(g1_policy),
-            "--robot",
-            "g1",
-            "--domain",
-            str(dom),
-            "--duration",
-            "60",
-            "--state-timeout",
-            STATE_TIMEOUT_MS,
-        )
+        node = deploy_node(g1_policy, dom)
         node.wait_for("ZERO_TORQUE -> MOVE_TO_DEFAULT", 30)
         node.stop(signal.SIGKILL)  # no goodbye: the commands just stop
         time.sleep(1.0)
