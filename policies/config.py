@@ -43,6 +43,11 @@ class PPOConfig:
     value_coef: float = 1.0
     entropy_coef: float = 0.003
     learning_rate: float = 1e-3
+    critic_learning_rate: float | None = None
+    """A fixed step size for the critic. None: the critic follows the actor's learning rate.
+    With many action dimensions the adaptive-KL schedule can drive the shared rate to its
+    floor (the G1's 29-D Gaussian reaches KL 0.01 at lr 1e-5), which then starves the value
+    function; its own rate keeps the advantages honest while the actor stays cautious."""
     schedule: Literal["adaptive", "fixed"] = "adaptive"
     desired_kl: float = 0.01
     max_grad_norm: float = 1.0
@@ -57,6 +62,10 @@ class PPOConfig:
                 raise ValueError(f"ppo.{name} must be in (0, 1], got {getattr(self, name)}")
         if self.learning_rate <= 0 or self.clip <= 0:
             raise ValueError("ppo.learning_rate and ppo.clip must be positive")
+        if self.critic_learning_rate is not None and self.critic_learning_rate <= 0:
+            raise ValueError(
+                f"ppo.critic_learning_rate must be positive, got {self.critic_learning_rate}"
+            )
         if self.schedule not in ("adaptive", "fixed"):
             raise ValueError(f"ppo.schedule must be 'adaptive' or 'fixed', got {self.schedule!r}")
 

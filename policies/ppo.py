@@ -19,7 +19,14 @@ class PPO:
         self.cfg = cfg
         self.storage = storage
         self.learning_rate = cfg.learning_rate
-        self.optimizer = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate)
+        critic_lr = cfg.critic_learning_rate or cfg.learning_rate
+        actor_params = [p for name, p in model.named_parameters() if not name.startswith("critic.")]
+        self.optimizer = torch.optim.Adam(
+            [
+                {"params": actor_params, "lr": cfg.learning_rate},
+                {"params": list(model.critic.parameters()), "lr": critic_lr},
+            ]
+        )
         self.generator = torch.Generator().manual_seed(seed)
 
     @torch.no_grad()
@@ -114,5 +121,12 @@ class PPO:
             self.learning_rate = max(LR_BOUNDS[0], self.learning_rate / 1.5)
         elif 0.0 < kl < 0.5 * self.cfg.desired_kl:
             self.learning_rate = min(LR_BOUNDS[1], self.learning_rate * 1.5)
-        for group in self.optimizer.param_groups:
-            group["lr"] = self.learning_rate
+        self.set_learning_rate(self.learning_rate)
+
+    def set_learning_rate(self, learning_rate: float) -> None:
+        """The actor's rate; the critic's too unless it has a fixed one of its own."""
+        self.learning_rate = learning_rate
+        actor, critic = self.optimizer.param_groups
+        actor["lr"] = learning_rate
+        if self.cfg.critic_learning_rate is None:
+            critic["lr"] = learning_rate

@@ -351,3 +351,41 @@ def test_keyboard_interrupt_leaves_a_loadable_latest_checkpoint(tmp_path):
     assert [r["iteration"] for r in rows] == ["1"]
     again = quad_runner(0, tmp_path / "run", iterations=5)
     assert again.resume() == latest and again.iteration == 1
+
+
+def test_the_critic_keeps_its_own_rate_while_the_actor_rate_adapts():
+    model = ActorCritic(N_OBS, N_OBS, GROUPS, SMALL)
+    cfg = PPOConfig(learning_rate=1e-3, critic_learning_rate=5e-4, desired_kl=1e-9)
+    ppo = PPO(model, cfg, RolloutStorage(1, 3, N_OBS, N_OBS, 6), seed=0)
+    actor, critic = ppo.optimizer.param_groups
+    assert {id(p) for p in critic["params"]} == {id(p) for p in model.critic.parameters()}
+    ppo._adapt_learning_rate(kl=1.0)  # far above the target: the actor slows down
+    assert actor["lr"] == pytest.approx(1e-3 / 1.5) and critic["lr"] == 5e-4
+    shared = PPO(model, PPOConfig(desired_kl=1e-9), RolloutStorage(1, 3, N_OBS, N_OBS, 6), 0)
+    shared._adapt_learning_rate(kl=1.0)
+    assert [g["lr"] for g in shared.optimizer.param_groups] == [pytest.approx(1e-3 / 1.5)] * 2
+
+
+def test_a_checkpoint_with_one_adam_group_resumes_into_actor_and_critic_groups(tmp_path):
+    runner = quad_runner(0, tmp_path / "old", iterations=1)
+    runner.learn()
+    params = list(runner.model.parameters())
+    legacy = torch.optim.Adam(params, lr=runner.ppo.learning_rate)
+    legacy.load_state_dict(
+        {
+            "state": runner.ppo.optimizer.state_dict()["state"],
+            "param_groups": [{**legacy.state_dict()["param_groups"][0]}],
+        }
+    )
+    path = latest_checkpoint(runner.checkpoint_dir)
+    state = load_checkpoint(path)
+    state["optimizer"] = legacy.state_dict()
+    torch.save(state, path)
+    resumed = quad_runner(0, tmp_path / "old", iterations=2)
+    resumed.resume()
+    actor, critic = resumed.ppo.optimizer.param_groups
+    assert len(actor["params"]) + len(critic["params"]) == len(params)
+    moments = resumed.ppo.optimizer.state[critic["params"][0]]["exp_avg"]
+    torch.testing.assert_close(
+        moments, runner.ppo.optimizer.state[params[len(actor["params"])]]["exp_avg"]
+    )
