@@ -146,3 +146,29 @@ def test_a_crashed_drone_restarts_alone_and_spoils_the_swarm_success():
     assert step.truncated.all()
     np.testing.assert_array_equal(step.info["episode"]["crash"], [1, 1, 1, 0, 0, 0])
     np.testing.assert_array_equal(step.info["episode"]["success"][:3], 0.0)
+
+
+def test_the_crash_penalty_lands_on_the_step_of_the_crash():
+    """Rewards are computed before `terminated`: the crash must already be known then,
+    or the penalty would fall on the respawned drone's first step."""
+    env = make(1, num_drones=2, evaluation=True, eval_density=0.0)
+    qpos = env.engine.qpos.reshape(1, 2, 7)
+    qpos[0, 1, 2] = 0.01  # drone 1 hits the floor
+    env.engine.qpos[:] = qpos.reshape(1, -1)
+    crash = env.cfg.reward_weights["crash"]
+    assert crash < 0
+    step = env.step(np.zeros((2, 4)))
+    assert step.terminated[1] and step.reward[1] < crash / 2 < step.reward[0]
+    step = env.step(np.zeros((2, 4)))
+    assert not step.terminated.any() and step.reward[1] > crash / 2
+
+
+def test_clearance_rises_from_zero_at_the_margin_to_one_at_contact():
+    from simreal.tasks.quad_swarm.rewards import clearance
+
+    drone_gap = np.array([[1.0, 0.15 + 0.15, 0.15]])
+    column_gap = np.array([[1.0, 1.0, 1.0]])
+    np.testing.assert_allclose(clearance(drone_gap, column_gap, 0.15, 0.06, 0.3), [[0, 0.5, 1]])
+    np.testing.assert_allclose(
+        clearance(np.full((1, 1), 9.0), np.array([[0.06]]), 0.15, 0.06, 0.3), [[1.0]]
+    )

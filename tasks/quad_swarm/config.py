@@ -6,7 +6,16 @@ from dataclasses import dataclass, field
 
 from simreal.tasks.quadrotor import QuadrotorConfig
 
-REWARD_TERMS = ("progress", "at_goal", "collision", "crash", "ang_vel")
+REWARD_TERMS = (
+    "progress",
+    "approach",
+    "at_goal",
+    "collision",
+    "clearance",
+    "crash",
+    "speed",
+    "ang_vel",
+)
 
 
 @dataclass
@@ -39,12 +48,18 @@ class QuadSwarmConfig(QuadrotorConfig):
     random_init_fraction: float = 0.0
     reward_weights: dict[str, float] = field(
         default_factory=lambda: {
-            "progress": 5.0,
+            "progress": 2.0,
+            "approach": 1.0,
             "at_goal": 0.5,
-            "collision": -5.0,
+            "collision": -2.0,
+            "clearance": -0.5,
+            "crash": -20.0,
+            "speed": -0.01,
             "ang_vel": -0.002,
         }
     )
+    clearance_margin: float = 0.3
+    """Free space (m) below which the clearance penalty starts, to drones and columns."""
 
     def validate(self) -> None:
         super().validate()

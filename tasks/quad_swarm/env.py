@@ -18,6 +18,7 @@ from simreal.robots.crazyflie import CrazyflieParams, motor_thrust
 from simreal.tasks.env import RewardTerm, TaskEnv
 from simreal.tasks.quad_hover.rewards import ang_vel
 from simreal.tasks.quad_swarm import observations as obs_terms
+from simreal.tasks.quad_swarm import rewards
 from simreal.tasks.quad_swarm.config import QuadSwarmConfig
 from simreal.tasks.quad_swarm.scene import PARKED_Z, build_scene
 from simreal.tasks.quadrotor.env import motor_metadata
@@ -76,6 +77,7 @@ class QuadSwarmEnv(TaskEnv):
         self.last_action = np.zeros((s, n, 4))
         self.prev_goal_dist = np.zeros((s, n))
         self.collisions = np.zeros((s, n), dtype=bool)
+        self.near_miss = np.zeros((s, n))
         self.collided = np.zeros(s, dtype=bool)
         self.time_to_goal = np.full(s, np.nan)
         self.crashed_any = np.zeros(s, dtype=bool)
@@ -116,9 +118,12 @@ class QuadSwarmEnv(TaskEnv):
     def reward_terms(self) -> dict[str, RewardTerm]:
         return {
             "progress": lambda env: env._progress(),
+            "approach": lambda env: rewards.approach(env.goal_dist).ravel(),
             "at_goal": lambda env: (env.goal_dist < env.cfg.goal_radius).astype(float).ravel(),
             "collision": lambda env: env.collisions.astype(float).ravel(),
+            "clearance": lambda env: env.near_miss.ravel(),
             "crash": lambda env: env.crashed_now.astype(float).ravel(),
+            "speed": lambda env: rewards.speed(env.lin_vel).ravel(),
             "ang_vel": lambda env: ang_vel(env.ang_vel.reshape(-1, 3)),
         }
 
@@ -138,22 +143,38 @@ class QuadSwarmEnv(TaskEnv):
         self.engine.ctrl[:] = motor_thrust(rpm, self.params.kf).reshape(s, n * 4)
 
     def simulate(self) -> None:
+        """Step the physics, then judge collisions and crashes at once, so that the reward
+        of this step (computed before `terminated`) sees them."""
         self.engine.step(self.decimation)
         self._detect_collisions()
+        self._detect_crashes()
 
     def _detect_collisions(self) -> None:
-        pos = self.pos
-        n = self.agents_per_sim
-        gap = np.linalg.norm(pos[:, None, :, :] - pos[:, :, None, :], axis=-1)
-        gap[:, np.arange(n), np.arange(n)] = np.inf
-        drone_drone = (gap < self.cfg.collision_distance).any(axis=2)
-        rel = self.columns_xy[:, None, :, :] - pos[:, :, None, :2]
-        reach = self.cfg.obstacle_radius + self.params.collision_radius
-        drone_column = (
-            (np.linalg.norm(rel, axis=-1) < reach) & self.column_present[:, None, :]
-        ).any(axis=2)
-        self.collisions = drone_drone | drone_column
+        c, pos = self.cfg, self.pos
+        drone_gap = rewards.nearest_drone_gap(pos)
+        column_gap = rewards.nearest_column_gap(
+            pos, self.columns_xy, self.column_present, c.obstacle_radius
+        )
+        radius = self.params.collision_radius
+        self.collisions = (drone_gap < c.collision_distance) | (column_gap < radius)
         self.collided |= self.collisions.any(axis=1)
+        self.near_miss = rewards.clearance(
+            drone_gap, column_gap, c.collision_distance, radius, c.clearance_margin
+        )
+
+    def _detect_crashes(self) -> None:
+        """Floor, ceiling, walls, tilting over."""
+        pos = self.pos
+        roll, pitch = roll_pitch(self.quat.reshape(-1, 4))
+        tilt = np.maximum(np.abs(roll), np.abs(pitch)).reshape(pos.shape[:2])
+        h = self.cfg.room_half_size
+        self.crashed_now = (
+            (pos[..., 2] < CRASH_HEIGHT)
+            | (pos[..., 2] > self.cfg.ceiling)
+            | (np.abs(pos[..., 0]) > h)
+            | (np.abs(pos[..., 1]) > h)
+            | (tilt > self.cfg.max_tilt)
+        )
 
     def observe(self) -> tuple[np.ndarray, np.ndarray]:
         c = self.cfg
@@ -173,18 +194,7 @@ class QuadSwarmEnv(TaskEnv):
         return obs, obs
 
     def terminated(self) -> np.ndarray:
-        """A drone that crashes (floor, ceiling, walls, tilting over) ends its own episode."""
-        pos = self.pos
-        roll, pitch = roll_pitch(self.quat.reshape(-1, 4))
-        tilt = np.maximum(np.abs(roll), np.abs(pitch)).reshape(pos.shape[:2])
-        h = self.cfg.room_half_size
-        self.crashed_now = (
-            (pos[..., 2] < CRASH_HEIGHT)
-            | (pos[..., 2] > self.cfg.ceiling)
-            | (np.abs(pos[..., 0]) > h)
-            | (np.abs(pos[..., 1]) > h)
-            | (tilt > self.cfg.max_tilt)
-        )
+        """A drone that crashed this step ends its own episode."""
         self.crashed_any |= self.crashed_now.any(axis=1)
         arrived = (self.goal_dist < self.cfg.goal_radius).all(axis=1)
         first = arrived & np.isnan(self.time_to_goal)

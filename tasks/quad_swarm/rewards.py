@@ -1,0 +1,56 @@
+"""Reward terms of `quad-swarm`: pure functions of (num_sims, num_drones, ...) arrays that
+return one unweighted value per drone, shaped (num_sims, num_drones).
+
+The shaping follows one rule: a drone must earn more by arriving and staying than by any
+other way to spend its episode. `progress` (a potential difference, metres closed this
+step) points the way from far off; `approach` pays every step in proportion to
+1 / (1 + d), so hovering at the goal is worth far more than racing past it; `crash`
+ends the drone's episode, losing that stream. Swarm safety comes from `clearance`, a soft
+penalty that starts before a collision does, and `speed`, which keeps flight brisk but
+controllable among the columns.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def approach(goal_dist: np.ndarray) -> np.ndarray:
+    """1 / (1 + d): 1 at the goal, 0.5 one metre away, ~0.1 across the room."""
+    return 1.0 / (1.0 + goal_dist)
+
+
+def speed(lin_vel: np.ndarray) -> np.ndarray:
+    """Squared speed (m^2/s^2), to be weighted negatively."""
+    return np.sum(np.square(lin_vel), axis=-1)
+
+
+def nearest_drone_gap(pos: np.ndarray) -> np.ndarray:
+    """Centre-to-centre distance (m) to the nearest other drone of the same simulation."""
+    n = pos.shape[1]
+    gap = np.linalg.norm(pos[:, None, :, :] - pos[:, :, None, :], axis=-1)
+    gap[:, np.arange(n), np.arange(n)] = np.inf
+    return gap.min(axis=2)
+
+
+def nearest_column_gap(
+    pos: np.ndarray, columns_xy: np.ndarray, present: np.ndarray, column_radius: float
+) -> np.ndarray:
+    """Horizontal distance (m) from each drone's centre to the nearest column surface."""
+    rel = columns_xy[:, None, :, :] - pos[:, :, None, :2]
+    surface = np.linalg.norm(rel, axis=-1) - column_radius
+    return np.where(present[:, None, :], surface, np.inf).min(axis=2)
+
+
+def clearance(
+    drone_gap: np.ndarray,
+    column_gap: np.ndarray,
+    drone_collision: float,
+    drone_radius: float,
+    margin: float,
+) -> np.ndarray:
+    """0 with `margin` (m) to spare, rising linearly to 1 at contact, for the tighter of the
+    nearest drone and the nearest column; weighted negatively."""
+    to_drone = (drone_gap - drone_collision) / margin
+    to_column = (column_gap - drone_radius) / margin
+    return np.clip(1.0 - np.minimum(to_drone, to_column), 0.0, 1.0)
