@@ -7,6 +7,7 @@ from typing import Any
 
 from simreal.tasks.env import TaskEnv
 from simreal.tasks.g1_force import G1ForceConfig, G1ForceEnv
+from simreal.tasks.g1_pull import G1PullConfig, G1PullEnv
 from simreal.tasks.quad_hover import QuadHoverConfig, QuadHoverEnv
 from simreal.tasks.quad_swarm import QuadSwarmConfig, QuadSwarmEnv
 from simreal.tasks.quad_track import QuadTrackConfig, QuadTrackEnv
@@ -73,6 +74,25 @@ TASKS: dict[str, TaskSpec] = {
                 "model.critic_hidden=[256, 128]",
                 "model.init_std=0.5",
                 "eval_interval=20",
+            ),
+        ),
+        TaskSpec(
+            "g1-pull",
+            "Unitree G1 grips a bar roped to a cart on rails and tows it walking backward "
+            "or forward; rolling resistance rises with a fall-rate curriculum; metrics "
+            "peak_pull_force_backward_n, peak_pull_force_forward_n, fall_rate.",
+            "g1",
+            G1PullConfig,
+            G1PullEnv,
+            train_defaults=(
+                # g1-force's network and rollout, so its policies warm-start this task.
+                "num_envs=256",
+                "ppo.num_steps_per_env=24",
+                "model.actor_hidden=[256, 128]",
+                "model.critic_hidden=[256, 128]",
+                "model.init_std=0.5",
+                "eval_interval=20",
+                "eval_episodes=8",
             ),
         ),
     )
