@@ -78,7 +78,7 @@ TASKS: dict[str, TaskSpec] = {
         ),
         TaskSpec(
             "g1-pull",
-            "Unitree G1 grips a bar roped to a cart on rails and tows it walking backward "
+            "Unitree G1 holds a rope looped through a cart on rails and tows it walking backward "
             "or forward; rolling resistance rises with a fall-rate curriculum; metrics "
             "peak_pull_force_backward_n, peak_pull_force_forward_n, fall_rate.",
             "g1",

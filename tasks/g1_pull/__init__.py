@@ -1,6 +1,7 @@
-"""`g1-pull`: the Unitree G1 grips a bar tied to a cart on rails and tows it, walking
-backward (the cart in front) or forward (the cart behind), against a rolling resistance
-that rises with a fall-rate curriculum; the handle force is a MuJoCo rope-tension sensor."""
+"""`g1-pull`: the Unitree G1 holds both ends of a rope looped through a cart on rails and
+tows it, walking backward (the cart in front) or forward (the cart behind), against a
+rolling resistance that rises with a fall-rate curriculum; the handle force comes from
+a MuJoCo rope-tension sensor."""
 
 from simreal.tasks.g1_pull.config import (
     CommandConfig,

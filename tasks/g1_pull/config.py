@@ -14,21 +14,20 @@ REWARD_TERMS = (*G1_REWARD_TERMS, "track_lin_vel", "track_yaw_rate", "feet_air_t
 
 @dataclass
 class LoadConfig:
-    """A cart on rails along the world x axis, towed by a rope from a bar the G1 grips.
-
-    The bar (`handle`) is welded to both hands; a rope (a MuJoCo spatial tendon with a
-    length limit: it pulls, never pushes) runs from the bar's centre to the cart's hitch
-    at the bar's standing height. The cart resists with rolling friction (Coulomb: a
-    constant force while it rolls, MuJoCo `frictionloss` on its rail joint), viscous
-    damping and a spring anchored in the world at the cart's start. The rope tension is
-    a MuJoCo sensor (`tendonlimitfrc`): the handle force.
+    """A cart on rails along the world x axis, towed by a rope handle: the G1 holds both
+    ends of a rope looped through the cart's hitch (a MuJoCo spatial tendon with a length
+    limit: it pulls, never pushes; the same tension in both strands). The cart resists
+    with rolling friction (Coulomb: a constant force while it rolls, MuJoCo
+    `frictionloss` on its rail joint), viscous damping and a spring anchored in the world
+    at the cart's start. The rope tension is a MuJoCo sensor (`tendonlimitfrc`); the
+    handle force is the sum of the two strands' pulls on the hands.
     """
 
     rope_length_m: float = 1.0
+    """Each strand's length when taut (hand to hitch); the loop is twice this."""
     rope_slack_m: float = 0.05
-    """The rope starts this much short of taut."""
+    """Each strand starts this much short of taut."""
     cart_mass_kg: float = 10.0
-    handle_mass_kg: float = 0.5
     resistance_start_n: float = 20.0
     resistance_max_n: float = 300.0
     resistance_step_n: float = 10.0
@@ -46,8 +45,8 @@ class LoadConfig:
     def validate(self) -> None:
         if self.rope_length_m <= 0 or not 0 <= self.rope_slack_m < self.rope_length_m:
             raise ValueError("load: need rope_length_m > 0 and 0 <= rope_slack_m < rope_length_m")
-        if self.cart_mass_kg <= 0 or self.handle_mass_kg <= 0:
-            raise ValueError("load: cart_mass_kg and handle_mass_kg must be positive")
+        if self.cart_mass_kg <= 0:
+            raise ValueError(f"load.cart_mass_kg must be positive, got {self.cart_mass_kg}")
         if not 0 <= self.resistance_start_n <= self.resistance_max_n:
             raise ValueError("load: need 0 <= resistance_start_n <= resistance_max_n")
         if self.resistance_step_n <= 0:
@@ -94,9 +93,10 @@ class EvalPullConfig:
     `peak_pull_force_forward_n`: even-numbered simulations pull backward, odd ones
     forward, at `speed_m_s`; the k-th simulation of a direction (of n) tows a cart with
     rolling resistance max_resistance_n * (k + 1) / n, no damping, no spring. A force
-    counts as held when the rope tension stays at or above it for `hold_s` while the
-    robot moves: its pelvis advances along the pull direction by at least
-    moving_speed_m_s * hold_s over that window. Episodes that fall hold nothing."""
+    counts as held when the handle force (the rope's total pull on the hands) stays at
+    or above it for `hold_s` while the robot moves: its pelvis advances along the pull
+    direction by at least moving_speed_m_s * hold_s over that window (metrics.py).
+    Episodes that fall hold nothing."""
 
     max_resistance_n: float = 300.0
     speed_m_s: float = 0.3
@@ -112,7 +112,7 @@ class EvalPullConfig:
 
 @dataclass
 class G1PullConfig(G1Config):
-    """`g1-pull`: the G1 tows a cart by a bar it grips, walking backward or forward."""
+    """`g1-pull`: the G1 tows a cart by a rope handle, walking backward or forward."""
 
     reward_term_names: ClassVar[tuple[str, ...]] = REWARD_TERMS
 

@@ -1,12 +1,14 @@
-"""`g1-pull` environment: the G1 tows a cart by a bar it grips, walking backward (the cart
+"""`g1-pull` environment: the G1 tows a cart by a rope handle, walking backward (the cart
 in front) or forward (the cart behind), against a rolling resistance that rises with a
 fall-rate curriculum.
 
 Everything about the robot comes from g1-force's `G1Env` (actions, calibration,
 randomization, observations, balance and effort rewards, falls); this class adds the
 scene (`scene.py`), the walking command, the load and the pulling-force metrics. The
-handle force is the rope tension from a MuJoCo sensor, along the rope from the bar to
-the cart; FAT2 takes it as the external force, half on each hand.
+robot holds both ends of a rope looped through the cart's hitch; MuJoCo sensors give the
+rope tension T and where the grips and the hitch are, so each hand is pulled with T
+towards the hitch. Their sum is the handle force (its magnitude is what the metrics
+measure), and FAT2 takes the two hand forces as the external forces.
 """
 
 from __future__ import annotations
@@ -28,7 +30,13 @@ from simreal.tasks.g1_pull.observations import (
     command_observation,
     walking_command,
 )
-from simreal.tasks.g1_pull.scene import CART_JOINT, HANDLE_JOINT, ROPE_SENSOR, build_pull_scene
+from simreal.tasks.g1_pull.scene import (
+    CART_JOINT,
+    GRIP_SITES,
+    HITCH_SITE,
+    ROPE_SENSOR,
+    build_pull_scene,
+)
 from simreal.tasks.rotations import quat_to_matrix
 
 WALKING_SPEED_M_S = 0.05
@@ -66,6 +74,8 @@ class G1PullEnv(G1Env):
     ):
         super().__init__(cfg, num_envs, engine, seed, num_threads)
         self.tension_sensor = sensor_view(self.engine, ROPE_SENSOR)
+        self.grip_sensors = [sensor_view(self.engine, f"{site}_pos") for site in GRIP_SITES]
+        self.hitch_sensor = sensor_view(self.engine, f"{HITCH_SITE}_pos")
         s, steps = num_envs, self.max_episode_steps
         self.direction = np.full(s, -1.0)
         self.speed = np.zeros(s)
@@ -74,6 +84,7 @@ class G1PullEnv(G1Env):
         self.damping = np.zeros(s)
         self.stiffness = np.zeros(s)
         self.tension = np.zeros(s)
+        self.handle_force_n = np.zeros(s)
         self.start_x = np.zeros(s)
         self.force_trace = np.zeros((s, steps))
         self.progress_trace = np.zeros((s, steps + 1))
@@ -92,8 +103,9 @@ class G1PullEnv(G1Env):
 
     def scene_mjcf(self, cfg: G1PullConfig) -> str:
         scene = build_pull_scene(cfg.load, cfg.physics_dt, visual_geoms=cfg.evaluation)
-        self.handle_x = float(scene.handle_pos[0])
-        self.hitch_height_m = scene.hitch_height_m
+        self.scene_hand_pos = scene.hand_pos
+        self.hands_x = float(scene.hand_pos[:, 0].mean())
+        self.cart_offset_m = scene.cart_offset_m
         return scene.mjcf
 
     def _read_model(self, model: mujoco.MjModel) -> None:
@@ -101,15 +113,13 @@ class G1PullEnv(G1Env):
         self.cart_q = int(model.jnt_qposadr[model.joint(CART_JOINT).id])
         self.cart_dof = int(model.jnt_dofadr[model.joint(CART_JOINT).id])
         self.cart_jnt = int(model.joint(CART_JOINT).id)
-        self.handle_q = int(model.jnt_qposadr[model.joint(HANDLE_JOINT).id])
-        if self.handle_q < ROBOT_QPOS.stop:
+        if self.cart_q < ROBOT_QPOS.stop:
             raise ValueError("g1-pull scene: the robot's joints must lead qpos")
 
     def cart_start_x(self, direction: np.ndarray) -> np.ndarray:
-        """Where the cart starts: a rope length (less the slack) ahead of the bar when
-        pulling backward (direction -1), behind it when pulling forward (+1)."""
-        load = self.cfg.load
-        return self.handle_x - direction * (load.rope_length_m - load.rope_slack_m)
+        """Where the cart starts: ahead of the hands when pulling backward (direction -1),
+        behind them when pulling forward (+1), the rope `rope_slack_m` short of taut."""
+        return self.hands_x - direction * self.cart_offset_m
 
     # -- the load -----------------------------------------------------------------------
     def reset_loads(self, ids: np.ndarray) -> None:
@@ -140,6 +150,7 @@ class G1PullEnv(G1Env):
         field("jnt_stiffness")[ids, self.cart_jnt] = self.stiffness[ids]
         field("qpos_spring")[ids, self.cart_q] = cart_x
         self.tension[ids] = 0.0
+        self.handle_force_n[ids] = 0.0
         self.start_x[ids] = self.direction[ids] * self.engine.qpos[ids, 0]
         self.force_trace[ids] = 0.0
         self.progress_trace[ids] = 0.0
@@ -153,24 +164,23 @@ class G1PullEnv(G1Env):
         self.measure_handle_force()
         step = self.episode_step
         rows = np.flatnonzero(step < self.max_episode_steps)
-        self.force_trace[rows, step[rows]] = self.tension[rows]
+        self.force_trace[rows, step[rows]] = self.handle_force_n[rows]
         progress = self.direction * self.engine.qpos[:, 0] - self.start_x
         self.progress_trace[rows, step[rows] + 1] = progress[rows]
         self._update_air_time()
 
     def measure_handle_force(self) -> None:
-        """Rope tension from the sensor; the force on the bar points along the rope from
-        the bar's hitch to the cart's; FAT2 sees half of it at each hand."""
+        """The rope's pull on each hand from the sensors: tension T towards the hitch.
+        `external_force` holds them (torso entry zero); handle_force_n is the magnitude
+        of their sum, the force the robot exerts on the load."""
         self.tension = np.maximum(self.tension_sensor[:, 0], 0.0)
-        qpos = self.engine.qpos
-        handle = qpos[:, self.handle_q : self.handle_q + 3]
-        cart = np.zeros_like(handle)
-        cart[:, 0], cart[:, 2] = qpos[:, self.cart_q], self.hitch_height_m
-        rope = cart - handle
-        length = np.linalg.norm(rope, axis=1, keepdims=True)
-        force = self.tension[:, None] * rope / np.maximum(length, 1e-9)
+        hitch = self.hitch_sensor
         self.external_force = np.zeros_like(self.external_force)
-        self.external_force[:, 1] = self.external_force[:, 2] = force / 2
+        for k, grip in enumerate(self.grip_sensors, start=1):
+            strand = hitch - grip
+            length = np.linalg.norm(strand, axis=1, keepdims=True)
+            self.external_force[:, k] = self.tension[:, None] * strand / np.maximum(length, 1e-9)
+        self.handle_force_n = np.linalg.norm(self.external_force.sum(axis=1), axis=1)
         self.record_external_force()
 
     def _update_air_time(self) -> None:
