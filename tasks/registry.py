@@ -25,6 +25,16 @@ class TaskSpec:
     the user's --set and flags still win."""
 
 
+G1_TRAIN_DEFAULTS = (
+    "num_envs=256",
+    "ppo.num_steps_per_env=24",
+    "model.actor_hidden=[256, 128]",
+    "model.critic_hidden=[256, 128]",
+    "model.init_std=0.5",
+    "eval_interval=20",
+)
+"""Training defaults of the G1 tasks: one network shape, so policies carry over between them."""
+
 TASKS: dict[str, TaskSpec] = {
     spec.name: spec
     for spec in (
@@ -67,14 +77,7 @@ TASKS: dict[str, TaskSpec] = {
             "g1",
             G1ForceConfig,
             G1ForceEnv,
-            train_defaults=(
-                "num_envs=256",
-                "ppo.num_steps_per_env=24",
-                "model.actor_hidden=[256, 128]",
-                "model.critic_hidden=[256, 128]",
-                "model.init_std=0.5",
-                "eval_interval=20",
-            ),
+            train_defaults=G1_TRAIN_DEFAULTS,
         ),
         TaskSpec(
             "g1-pull",
@@ -84,16 +87,8 @@ TASKS: dict[str, TaskSpec] = {
             "g1",
             G1PullConfig,
             G1PullEnv,
-            train_defaults=(
-                # g1-force's network and rollout, so its policies warm-start this task.
-                "num_envs=256",
-                "ppo.num_steps_per_env=24",
-                "model.actor_hidden=[256, 128]",
-                "model.critic_hidden=[256, 128]",
-                "model.init_std=0.5",
-                "eval_interval=20",
-                "eval_episodes=8",
-            ),
+            # g1-force's network and rollout, so its policies warm-start this task.
+            train_defaults=(*G1_TRAIN_DEFAULTS, "eval_episodes=8"),
         ),
     )
 }

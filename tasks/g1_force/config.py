@@ -20,6 +20,19 @@ REWARD_TERMS = (
     "joint_deviation",
 )
 
+G1_REWARD_WEIGHTS: dict[str, float] = {
+    "alive": 1.0,
+    "upright": 0.5,
+    "base_height": 0.5,
+    "fat2_tilt": 1.0,
+    "joint_limit": -2.0,
+    "torque": -0.05,
+    "action_rate": -0.01,
+    "feet_slip": -0.2,
+    "joint_deviation": -0.05,
+}
+"""Default weights (per second) of the G1's balance and effort terms; tasks add theirs."""
+
 FORCE_BODIES = ("torso", "left_hand", "right_hand")
 """Where external forces act, in the order of every (num_sims, 3, ...) force array."""
 
@@ -160,19 +173,7 @@ class G1Config:
     nominal model becomes the calibrated one (encoder offsets, PD gain and torque limit
     scales, armature, friction, latency, gyro bias) and randomization is centred on it.
     Loaded when the environment is built; None: the nominal G1."""
-    reward_weights: dict[str, float] = field(
-        default_factory=lambda: {
-            "alive": 1.0,
-            "upright": 0.5,
-            "base_height": 0.5,
-            "fat2_tilt": 1.0,
-            "joint_limit": -2.0,
-            "torque": -0.05,
-            "action_rate": -0.01,
-            "feet_slip": -0.2,
-            "joint_deviation": -0.05,
-        }
-    )
+    reward_weights: dict[str, float] = field(default_factory=lambda: dict(G1_REWARD_WEIGHTS))
 
     @property
     def control_dt(self) -> float:

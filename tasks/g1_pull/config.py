@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from simreal.tasks.g1_force.config import G1_REWARD_WEIGHTS, G1Config
 from simreal.tasks.g1_force.config import REWARD_TERMS as G1_REWARD_TERMS
-from simreal.tasks.g1_force.config import G1Config
 
 REWARD_TERMS = (*G1_REWARD_TERMS, "track_lin_vel", "track_yaw_rate", "feet_air_time")
 
@@ -126,15 +126,8 @@ class G1PullConfig(G1Config):
     """feet_air_time pays (air time - this) at every touchdown while a speed is commanded."""
     reward_weights: dict[str, float] = field(
         default_factory=lambda: {
-            "alive": 1.0,
-            "upright": 0.5,
-            "base_height": 0.5,
-            "fat2_tilt": 1.0,
-            "joint_limit": -2.0,
-            "torque": -0.05,
-            "action_rate": -0.01,
-            "feet_slip": -0.2,
-            "joint_deviation": -0.02,
+            **G1_REWARD_WEIGHTS,
+            "joint_deviation": -0.02,  # walking moves the legs away from the default pose
             "track_lin_vel": 1.5,
             "track_yaw_rate": 0.5,
             "feet_air_time": 1.0,
