@@ -5,6 +5,7 @@ evaluation protocol and reductions, and warm starting from a g1-force run."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import shutil
 from pathlib import Path
 
@@ -354,6 +355,14 @@ def test_train_init_from_through_the_cli(force_run, tmp_path, capsys):
     # One PPO iteration moved the weights a little from the source's, not from scratch.
     w, w0 = trained.actor.nets["waist"][0].weight[:, :93], source.actor.nets["waist"][0].weight
     assert (w - w0).abs().max() < 0.1 * w0.abs().max()
+    capsys.readouterr()
+    eval_json = tmp_path / "eval.json"
+    args = ["eval", str(run), "--episodes", "2", "--set", "task.eval_episode_s=3.5"]
+    assert main([*args, "--json", str(eval_json)]) == 0
+    metrics = json.loads(eval_json.read_text())
+    for key in ("peak_pull_force_backward_n", "peak_pull_force_forward_n", "fall_rate"):
+        assert metrics[key] >= 0.0
+    assert metrics["episodes"] == 2 and "return_mean" in metrics
     code = main(
         [
             "train",

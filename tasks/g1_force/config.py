@@ -154,7 +154,8 @@ class G1Config:
     decimation: int = 4
     episode_s: float = 20.0
     eval_episode_s: float = 8.0
-    """Evaluation episodes: long enough to settle after the push and show a late fall."""
+    """Evaluation episodes (g1-force: long enough to settle after the push and show a late
+    fall)."""
     evaluation: bool = False
     """Evaluation protocol (the task's own), no randomization, no curriculum."""
     randomize: bool = True
