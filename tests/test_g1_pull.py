@@ -30,6 +30,8 @@ from simreal.tasks.g1_pull import (
     G1PullEnv,
     held_force,
 )
+from simreal.tasks.g1_pull.observations import walking_command
+from simreal.tasks.g1_pull.rewards import feet_air_time, track_lin_vel, track_yaw_rate
 from simreal.training import warm_start_weights
 
 FORCE_RUN = Path(__file__).resolve().parent.parent / "results" / "g1" / "force-run"
@@ -382,3 +384,42 @@ def test_train_init_from_through_the_cli(force_run, tmp_path, capsys):
     assert code == 2
     assert "actor.nets" in capsys.readouterr().err
     assert not (tmp_path / "bad").exists()  # checked before any run directory is made
+
+
+def test_a_load_beyond_the_robot_ends_the_episode_as_a_fall():
+    """A 50 kN spring yanks the rope: the episode ends as a fall, never as NaN."""
+    env = make(2, evaluation=True)
+    env.reset()
+    field = env.engine.model_field
+    field("jnt_stiffness")[:, env.cart_jnt] = 1e5
+    field("qpos_spring")[:, env.cart_q] = env.engine.qpos[:, env.cart_q] - env.direction * 0.5
+    ended = np.zeros(2, dtype=bool)
+    for _ in range(100):
+        step = env.step(np.zeros((2, 29)))
+        assert np.isfinite(step.obs).all() and np.isfinite(step.critic_obs).all()
+        assert not step.truncated.any()
+        ended |= step.terminated
+        if "episode" in step.info:
+            np.testing.assert_array_equal(step.info["episode"]["fall_rate"], 1.0)
+            np.testing.assert_array_equal(step.info["episode"]["pull_force_held_n"], 0.0)
+        if ended.all():
+            break
+    assert ended.all()
+
+
+def test_walking_command_and_walking_rewards():
+    t = np.array([0.5, 1.0, 2.0, 2.0])
+    direction = np.array([-1.0, 1.0, -1.0, 1.0])
+    yaw = np.array([0.0, 0.1, -2.0, 2.0])
+    cmd = walking_command(t, direction, np.full(4, 0.4), yaw, 1.0, 1.0, 0.5)
+    np.testing.assert_allclose(cmd[:, 0], [0.0, 0.4, -0.4, 0.4])  # after the standing start
+    np.testing.assert_allclose(cmd[:, 2], [0.0, -0.1, 0.5, -0.5])  # back to the rails, clipped
+    np.testing.assert_array_equal(cmd[:, 1], 0.0)
+    vel = np.array([[0.4, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    np.testing.assert_allclose(
+        track_lin_vel(vel, np.array([[0.4, 0, 0], [0.5, 0, 0]]), 0.25), [1.0, np.exp(-4.0)]
+    )
+    np.testing.assert_allclose(track_yaw_rate(np.array([0.2]), np.array([0.2]), 0.5), [1.0])
+    touchdown = np.array([[0.5, 0.0], [0.0, 0.3], [0.5, 0.0]])
+    walking = np.array([True, True, False])
+    np.testing.assert_allclose(feet_air_time(touchdown, 0.4, walking), [0.1, -0.1, 0.0])
