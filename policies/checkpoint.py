@@ -69,3 +69,78 @@ def load_actor_critic(path: Path):
     model.load_state_dict(state["model"])
     model.eval()
     return model
+
+
+def resolve_checkpoint(path: Path) -> Path:
+    """A checkpoint file itself, or the latest checkpoint of a run directory (or of a
+    checkpoints folder)."""
+    path = Path(path)
+    if path.is_file():
+        return path
+    if path.is_dir():
+        found = latest_checkpoint(path / "checkpoints") or latest_checkpoint(path)
+        if found is not None:
+            return found
+        raise FileNotFoundError(f"{path}: no model_*.pt checkpoint in it or in its checkpoints/")
+    raise FileNotFoundError(f"{path}: no such run directory or checkpoint")
+
+
+def warm_start_state(
+    target: dict[str, torch.Tensor],
+    source: dict[str, torch.Tensor],
+    obs_sizes: tuple[int, int],
+    critic_obs_sizes: tuple[int, int],
+) -> dict[str, torch.Tensor]:
+    """A state dict for the new model `target` (its own state dict, fresh) holding the
+    trained weights of `source` wherever the two agree.
+
+    Tensors of equal shape are copied. The one allowed difference is observation terms
+    appended at the end of the inputs: obs_sizes and critic_obs_sizes are (source, new)
+    input sizes of actor and critic. Then the first layer's weight gets the source's
+    columns and zeros for the new ones (the new terms change nothing until training
+    moves them), and a normalizer keeps the source's mean and variance for the shared
+    prefix and its defaults (mean 0, variance 1) for the new terms. Anything else that
+    differs raises ValueError naming the layer.
+    """
+    missing = [k for k in target if k not in source]
+    extra = [k for k in source if k not in target]
+    if missing or extra:
+        key = (missing or extra)[0]
+        where = "the source has no" if missing else "the new model has no"
+        raise ValueError(f"layer {key!r}: {where} such layer (the architectures differ)")
+    out = {}
+    for key, new in target.items():
+        old = source[key]
+        if old.shape == new.shape:
+            out[key] = old.clone()
+            continue
+        sizes = critic_obs_sizes if key.startswith("critic") else obs_sizes
+        if _appended_inputs(key, old, new, sizes):
+            value = new.clone()
+            if key.endswith("normalizer.mean"):
+                value.zero_()
+            elif key.endswith("normalizer.var"):
+                value.fill_(1.0)
+            else:
+                value.zero_()
+            value[..., : old.shape[-1]] = old
+            out[key] = value
+            continue
+        raise ValueError(
+            f"layer {key!r}: source shape {tuple(old.shape)}, new model {tuple(new.shape)}; "
+            "only observation terms appended at the end of the inputs may differ"
+        )
+    return out
+
+
+def _appended_inputs(
+    key: str, old: torch.Tensor, new: torch.Tensor, sizes: tuple[int, int]
+) -> bool:
+    """Whether `key` is an input-sized tensor (a first-layer weight or a normalizer
+    statistic) that grew from the source's input size to the new one."""
+    n_old, n_new = sizes
+    if n_new <= n_old or old.shape[-1] != n_old or new.shape[-1] != n_new:
+        return False
+    if key.endswith(("normalizer.mean", "normalizer.var")):
+        return old.dim() == new.dim() == 1
+    return key.endswith(".weight") and old.dim() == new.dim() == 2 and old.shape[0] == new.shape[0]

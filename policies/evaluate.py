@@ -16,8 +16,11 @@ def evaluate(env: VecEnv, policy: Policy, max_steps: int = 100_000) -> dict:
 
     Only first episodes count, so short (failed) episodes that restart cannot crowd out
     long ones. Every key the environment reports per episode (return, length, task
-    metrics such as the final position error) is averaged; return_std is added.
+    metrics such as the final position error) is averaged, except the keys the
+    environment's `metric_reductions` maps to "max" (a best-of-all-episodes metric such
+    as the largest force held); return_std is added.
     """
+    reductions = getattr(env, "metric_reductions", {})
     obs, _ = env.reset()
     ended: dict[str, list[float]] = {}
     finished = np.zeros(env.num_envs, dtype=bool)
@@ -47,5 +50,6 @@ def evaluate(env: VecEnv, policy: Policy, max_steps: int = 100_000) -> dict:
     }
     for key, values in ended.items():
         if key not in ("return", "length"):
-            out[key.replace("/", "_")] = float(np.mean(values))
+            reduce = np.max if reductions.get(key) == "max" else np.mean
+            out[key.replace("/", "_")] = float(reduce(values))
     return out

@@ -62,6 +62,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--resume", type=Path, metavar="RUN", help="continue a run from its last checkpoint"
     )
     s.add_argument(
+        "--init-from",
+        type=Path,
+        metavar="RUN_OR_CHECKPOINT",
+        help="warm start: copy a trained actor-critic where shapes allow (appended "
+        "observation terms start at zero weight)",
+    )
+    s.add_argument(
         "--set",
         action="append",
         default=[],
@@ -208,6 +215,8 @@ def cmd_train(args: argparse.Namespace) -> int:
             raise ValueError(
                 "--resume continues with the run's own calibration; drop --calibration"
             )
+        if args.init_from:
+            raise ValueError("--resume continues the run's own weights; drop --init-from")
         run_dir = args.resume
         runner = training.resume_run(run_dir, steps=args.steps, minutes=args.minutes)
     else:

@@ -167,14 +167,15 @@ def record_log(
 
 
 def record_video(env, policy: Policy, path: Path) -> int:
-    """Render the first episode of simulation 0 with MuJoCo's offscreen renderer."""
+    """Render the first episode of simulation 0 with MuJoCo's offscreen renderer, through
+    the task's `video_camera` when it has one."""
     from simreal.sim.render import VideoRecorder, select_gl_backend
 
     select_gl_backend()
     if not hasattr(env, "mjcf"):
         raise ValueError("--video needs a simreal task (MuJoCo scene), not a Gymnasium env")
     fps = round(1.0 / env.control_dt)
-    with VideoRecorder(env.mjcf, fps=fps) as recorder:
+    with VideoRecorder(env.mjcf, fps=fps, camera=getattr(env, "video_camera", None)) as recorder:
         obs, _ = env.reset()
         recorder.add_frame(env.engine.qpos[0].copy())
         for _ in range(env.max_episode_steps):

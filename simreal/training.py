@@ -104,9 +104,86 @@ def new_run(args: argparse.Namespace) -> tuple[OnPolicyRunner, Path]:
         "train": to_plain(train_cfg),
     }
     env, eval_env, train_cfg, terms = build_envs(config)
+    weights = None
+    if getattr(args, "init_from", None) is not None:  # checked before the run dir exists
+        ckpt, weights = warm_start_weights(
+            args.init_from, env, train_cfg.model, None if args.gym else name
+        )
+        config["init_from"] = str(ckpt)
     run_dir = new_run_dir(args.out, name.replace("/", "_"), train_cfg.seed)
     write_config(run_dir, config)
-    return OnPolicyRunner(env, train_cfg, run_dir, eval_env=eval_env, reward_terms=terms), run_dir
+    runner = OnPolicyRunner(env, train_cfg, run_dir, eval_env=eval_env, reward_terms=terms)
+    if weights is not None:
+        runner.model.load_state_dict(weights)
+    return runner, run_dir
+
+
+def warm_start_weights(source: Path, env, model_cfg, task: str | None) -> tuple[Path, dict]:
+    """The state dict of a fresh actor-critic for `env` holding a trained one's weights (a
+    run directory or a checkpoint) wherever they agree (`policies.checkpoint.
+    warm_start_state`): the new task may append observation terms, everything else must
+    match. Returns the checkpoint used and the state dict."""
+    from simreal.policies.checkpoint import load_checkpoint, resolve_checkpoint, warm_start_state
+    from simreal.policies.models import ActorCritic
+
+    ckpt = resolve_checkpoint(source)
+    state = load_checkpoint(ckpt)
+    spec = state["model_spec"]
+    groups = {k: list(v) for k, v in env.action_groups.items()}
+    if {k: list(v) for k, v in spec["action_groups"].items()} != groups:
+        raise ValueError(
+            f"--init-from {ckpt}: action groups {spec['action_groups']} differ from the "
+            f"task's {groups}"
+        )
+    if task is not None:
+        _check_observation_prefix(ckpt, task)
+    fresh = ActorCritic(
+        env.num_obs,
+        env.num_critic_obs,
+        env.action_groups,
+        model_cfg,
+        getattr(env, "observation_structure", None),
+    )
+    try:
+        weights = warm_start_state(
+            fresh.state_dict(),
+            state["model"],
+            (spec["n_obs"], env.num_obs),
+            (spec["n_critic_obs"], env.num_critic_obs),
+        )
+    except ValueError as err:
+        old = state["model_cfg"]
+        raise ValueError(
+            f"--init-from {ckpt}: {err}; source model: {old.arch}, actor {list(old.actor_hidden)}, "
+            f"critic {list(old.critic_hidden)}; new model: {model_cfg.arch}, actor "
+            f"{list(model_cfg.actor_hidden)}, critic {list(model_cfg.critic_hidden)}"
+        ) from None
+    return ckpt, weights
+
+
+def _check_observation_prefix(ckpt: Path, task: str) -> None:
+    """When the checkpoint's run config names a registered task, its observation layouts
+    must begin the new task's (new terms only appended); error names the first term that
+    differs."""
+    from simreal.tasks import TASKS, get_task
+
+    run_dir = ckpt.parent.parent
+    try:
+        source_task = read_config(run_dir)["task"]
+    except (FileNotFoundError, ValueError):
+        return
+    if source_task not in TASKS:
+        return
+    old_cls, new_cls = get_task(source_task).env_cls, get_task(task).env_cls
+    for which in ("observation_layout", "critic_observation_layout"):
+        old, new = list(getattr(old_cls, which)), list(getattr(new_cls, which))
+        for i, term in enumerate(old):
+            if i >= len(new) or tuple(new[i]) != tuple(term):
+                found = tuple(new[i]) if i < len(new) else "nothing"
+                raise ValueError(
+                    f"--init-from {ckpt}: {which.replace('_', ' ')} term {i} is {tuple(term)} in "
+                    f"{source_task} but {found} in {task}; new terms may only be appended"
+                )
 
 
 def resume_run(run_dir: Path, steps: int | None, minutes: float | None) -> OnPolicyRunner:

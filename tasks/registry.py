@@ -7,6 +7,7 @@ from typing import Any
 
 from simreal.tasks.env import TaskEnv
 from simreal.tasks.g1_force import G1ForceConfig, G1ForceEnv
+from simreal.tasks.g1_pull import G1PullConfig, G1PullEnv
 from simreal.tasks.quad_hover import QuadHoverConfig, QuadHoverEnv
 from simreal.tasks.quad_swarm import QuadSwarmConfig, QuadSwarmEnv
 from simreal.tasks.quad_track import QuadTrackConfig, QuadTrackEnv
@@ -23,6 +24,16 @@ class TaskSpec:
     """`train.` overrides (KEY=VALUE) that suit this task better than the generic defaults;
     the user's --set and flags still win."""
 
+
+G1_TRAIN_DEFAULTS = (
+    "num_envs=256",
+    "ppo.num_steps_per_env=24",
+    "model.actor_hidden=[256, 128]",
+    "model.critic_hidden=[256, 128]",
+    "model.init_std=0.5",
+    "eval_interval=20",
+)
+"""Training defaults of the G1 tasks: one network shape, so policies carry over between them."""
 
 TASKS: dict[str, TaskSpec] = {
     spec.name: spec
@@ -66,14 +77,18 @@ TASKS: dict[str, TaskSpec] = {
             "g1",
             G1ForceConfig,
             G1ForceEnv,
-            train_defaults=(
-                "num_envs=256",
-                "ppo.num_steps_per_env=24",
-                "model.actor_hidden=[256, 128]",
-                "model.critic_hidden=[256, 128]",
-                "model.init_std=0.5",
-                "eval_interval=20",
-            ),
+            train_defaults=G1_TRAIN_DEFAULTS,
+        ),
+        TaskSpec(
+            "g1-pull",
+            "Unitree G1 holds a rope looped through a cart on rails and tows it walking backward "
+            "or forward; rolling resistance rises with a fall-rate curriculum; metrics "
+            "peak_pull_force_backward_n, peak_pull_force_forward_n, fall_rate.",
+            "g1",
+            G1PullConfig,
+            G1PullEnv,
+            # g1-force's network and rollout, so its policies warm-start this task.
+            train_defaults=(*G1_TRAIN_DEFAULTS, "eval_episodes=8"),
         ),
     )
 }

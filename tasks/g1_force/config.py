@@ -4,6 +4,7 @@ the evaluation push, domain randomization and reward weights."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from simreal.robots.g1.overlay import Overlay, OverlayError, load_overlay
 
@@ -18,6 +19,19 @@ REWARD_TERMS = (
     "feet_slip",
     "joint_deviation",
 )
+
+G1_REWARD_WEIGHTS: dict[str, float] = {
+    "alive": 1.0,
+    "upright": 0.5,
+    "base_height": 0.5,
+    "fat2_tilt": 1.0,
+    "joint_limit": -2.0,
+    "torque": -0.05,
+    "action_rate": -0.01,
+    "feet_slip": -0.2,
+    "joint_deviation": -0.05,
+}
+"""Default weights (per second) of the G1's balance and effort terms; tasks add theirs."""
 
 FORCE_BODIES = ("torso", "left_hand", "right_hand")
 """Where external forces act, in the order of every (num_sims, 3, ...) force array."""
@@ -128,14 +142,22 @@ class G1Randomization:
 
 
 @dataclass
-class G1ForceConfig:
+class G1Config:
+    """What every G1 task shares: timing, falls, the FAT2 and posture reward shapes,
+    domain randomization, the calibration overlay and reward weights. Tasks subclass it
+    with their own loads (`G1ForceConfig`: external forces; `G1PullConfig`: a towed load)."""
+
+    reward_term_names: ClassVar[tuple[str, ...]] = REWARD_TERMS
+    """The reward terms this task's environment defines (reward_weights may name only these)."""
+
     physics_dt: float = 0.005
     decimation: int = 4
     episode_s: float = 20.0
     eval_episode_s: float = 8.0
-    """Evaluation episodes: long enough to settle after the push and show a late fall."""
+    """Evaluation episodes (g1-force: long enough to settle after the push and show a late
+    fall)."""
     evaluation: bool = False
-    """Evaluation protocol (EvalPushConfig), no randomization, no curriculum."""
+    """Evaluation protocol (the task's own), no randomization, no curriculum."""
     randomize: bool = True
     reset_joint_noise_rad: float = 0.05
     fall_height_m: float = 0.5
@@ -146,27 +168,13 @@ class G1ForceConfig:
     """FAT2 target lean is clipped here (the waist pitch range is +-0.52 rad)."""
     base_height_sigma_m: float = 0.1
     upright_sigma: float = 0.5
-    forces: ForceConfig = field(default_factory=ForceConfig)
-    eval_push: EvalPushConfig = field(default_factory=EvalPushConfig)
     randomization: G1Randomization = field(default_factory=G1Randomization)
     calibration: str | None = None
     """Path to a G1 calibration overlay YAML (`simreal calibrate`): the simulated robot's
     nominal model becomes the calibrated one (encoder offsets, PD gain and torque limit
     scales, armature, friction, latency, gyro bias) and randomization is centred on it.
     Loaded when the environment is built; None: the nominal G1."""
-    reward_weights: dict[str, float] = field(
-        default_factory=lambda: {
-            "alive": 1.0,
-            "upright": 0.5,
-            "base_height": 0.5,
-            "fat2_tilt": 1.0,
-            "joint_limit": -2.0,
-            "torque": -0.05,
-            "action_rate": -0.01,
-            "feet_slip": -0.2,
-            "joint_deviation": -0.05,
-        }
-    )
+    reward_weights: dict[str, float] = field(default_factory=lambda: dict(G1_REWARD_WEIGHTS))
 
     @property
     def control_dt(self) -> float:
@@ -182,16 +190,16 @@ class G1ForceConfig:
             raise ValueError("physics_dt must be positive and decimation >= 1")
         if self.episode_s <= 0 or self.eval_episode_s <= 0:
             raise ValueError("episode_s and eval_episode_s must be positive")
-        unknown = set(self.reward_weights) - set(REWARD_TERMS)
+        unknown = set(self.reward_weights) - set(self.reward_term_names)
         if unknown:
             raise ValueError(
-                f"reward_weights: unknown terms {sorted(unknown)}; known: {list(REWARD_TERMS)}"
+                f"reward_weights: unknown terms {sorted(unknown)}; "
+                f"known: {list(self.reward_term_names)}"
             )
         if self.fat2_sigma_rad <= 0 or self.base_height_sigma_m <= 0 or self.upright_sigma <= 0:
             raise ValueError("reward sigmas must be positive")
         if self.calibration is not None and not str(self.calibration).strip():
             raise ValueError("calibration: empty path (give an overlay YAML file or null)")
-        self.forces.validate()
         self.randomization.validate()
 
     def load_calibration(self) -> Overlay:
@@ -203,3 +211,16 @@ class G1ForceConfig:
             return load_overlay(self.calibration)
         except (OverlayError, FileNotFoundError) as err:
             raise ValueError(f"calibration: {err}") from None
+
+
+@dataclass
+class G1ForceConfig(G1Config):
+    """`g1-force`: random external forces on torso and hands with a fall-rate curriculum;
+    evaluation pushes the torso backward (EvalPushConfig)."""
+
+    forces: ForceConfig = field(default_factory=ForceConfig)
+    eval_push: EvalPushConfig = field(default_factory=EvalPushConfig)
+
+    def validate(self) -> None:
+        super().validate()
+        self.forces.validate()

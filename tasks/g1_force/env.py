@@ -1,5 +1,9 @@
 """`g1-force` environment: the G1 stands (and steps when it must) under external forces.
 
+`G1Env` is the G1 itself, shared by the G1 tasks: actions, the calibrated and randomized
+robot, observations, rewards and falls. `G1ForceEnv` adds the random external forces,
+their curriculum and the evaluation push; `g1-pull` adds a towed load instead.
+
 Actions are PD targets: q_target = default + action_scale * action through the model's
 position actuators (torques clipped at the limits by MuJoCo), at 50 Hz over 200 Hz
 physics. Forces act on the torso and both hands (`forces.py`), growing with a
@@ -33,9 +37,10 @@ from simreal.robots.g1 import (
     build_mjcf,
 )
 from simreal.robots.g1.overlay import Overlay
+from simreal.sim.render import TrackingCamera
 from simreal.tasks.env import RewardTerm, TaskEnv
 from simreal.tasks.g1_force import rewards
-from simreal.tasks.g1_force.config import G1ForceConfig
+from simreal.tasks.g1_force.config import G1Config, G1ForceConfig
 from simreal.tasks.g1_force.fat2 import fat2_target_tilt, torso_lean
 from simreal.tasks.g1_force.forces import ForceSchedule
 from simreal.tasks.g1_force.kinematics import link_pose
@@ -61,10 +66,19 @@ CONTACT_HEIGHT_M = 0.02
 MAX_BASE_HEIGHT_M = 2.0
 """A pelvis thrown above this counts as a fall too."""
 _SOLE_BOTTOM = np.array([SOLE.center[0], SOLE.center[1], SOLE.center[2] - SOLE.half_size[2]])
+ROBOT_QPOS = slice(0, 7 + 29)
+ROBOT_QVEL = slice(0, 6 + 29)
+"""The robot's free joint and 29 joints lead qpos and qvel; a scene's other bodies follow."""
 
 
-class G1ForceEnv(TaskEnv):
+class G1Env(TaskEnv):
+    """The G1 on a floor, commanded by joint position targets; the task subclass adds its
+    loads (`apply_external_forces`, `reset_loads`, `episode_metrics`) and may extend the
+    scene (`scene_mjcf`)."""
+
     robot = "g1"
+    video_camera = TrackingCamera(body="pelvis", distance=3.5, azimuth_deg=120.0)
+    """`simreal eval --video` follows the pelvis from 3.5 m."""
     observation_layout = POLICY_OBSERVATION
     critic_observation_layout = POLICY_OBSERVATION + PRIVILEGED_OBSERVATION
     action_groups: ClassVar[dict[str, tuple[int, ...]]] = ACTION_GROUPS
@@ -72,7 +86,7 @@ class G1ForceEnv(TaskEnv):
 
     def __init__(
         self,
-        cfg: G1ForceConfig,
+        cfg: G1Config,
         num_envs: int,
         engine: str = "mjbatch",
         seed: int = 0,
@@ -82,7 +96,7 @@ class G1ForceEnv(TaskEnv):
         self.cfg = cfg
         self.decimation = cfg.decimation
         self.max_episode_steps = cfg.max_episode_steps
-        mjcf = build_mjcf(cfg.physics_dt, body_floor_contact=True, visual_geoms=cfg.evaluation)
+        mjcf = self.scene_mjcf(cfg)
         super().__init__(mjcf, num_envs, engine, seed, num_threads)
         self.randomize = cfg.randomize and not cfg.evaluation
         self._read_model(mujoco.MjModel.from_xml_string(mjcf))
@@ -104,8 +118,6 @@ class G1ForceEnv(TaskEnv):
         self.next_push_s = np.full(s, np.inf)
         self.external_force = np.zeros((s, 3, 3))
         self.peak_force_n = np.zeros(s)
-        self.schedule = ForceSchedule(cfg.forces, s, self.rng)
-        self.first_episode = np.ones(s, dtype=bool)
         self.fell = np.zeros(s, dtype=bool)
         self.foot_pos = np.zeros((s, 2, 3))
         self.foot_vel = np.zeros((s, 2, 3))
@@ -113,8 +125,15 @@ class G1ForceEnv(TaskEnv):
         if cfg.calibration is not None:
             self._apply_calibration()
 
+    def scene_mjcf(self, cfg: G1Config) -> str:
+        """The MuJoCo scene: the G1 on a floor (its body may touch the floor when it falls)."""
+        return build_mjcf(cfg.physics_dt, body_floor_contact=True, visual_geoms=cfg.evaluation)
+
     def _read_model(self, model: mujoco.MjModel) -> None:
         """Ids, nominal model fields, PD tables and the FAT2 reference geometry."""
+        pelvis = model.body("pelvis").id
+        self.robot_body = model.body_rootid == pelvis
+        """(nbody,) bool: the G1's own bodies (the ones link-mass randomization scales)."""
         self.force_body_ids = np.array([model.body(n).id for n in FORCE_BODY_NAMES])
         self.friction_geom_ids = np.array(
             [model.geom("floor").id, *(model.geom(g).id for g in FEET.values())]
@@ -152,11 +171,11 @@ class G1ForceEnv(TaskEnv):
         mujoco.mj_forward(model, data)
         self.stand_qpos = data.qpos.copy()
         self.stand_height = float(data.qpos[2])
-        com = data.subtree_com[1].copy()
+        com = data.subtree_com[pelvis].copy()
         origin = np.array([com[0], com[1], 0.0])
         self.fat2_com = com - origin
         self.fat2_points = data.xipos[self.force_body_ids] - origin
-        self.mass = float(model.body_subtreemass[1])
+        self.mass = float(model.body_subtreemass[pelvis])
 
     def _read_calibration(self, overlay: Overlay) -> None:
         """Per-joint (29,) calibrated values, SDK order: the centre of the randomization."""
@@ -204,11 +223,11 @@ class G1ForceEnv(TaskEnv):
     @property
     def joint_pos(self) -> np.ndarray:
         """True joint angles (N, 29), SDK order (the model's qpos order)."""
-        return self.engine.qpos[:, 7:]
+        return self.engine.qpos[:, 7 : ROBOT_QPOS.stop]
 
     @property
     def joint_vel(self) -> np.ndarray:
-        return self.engine.qvel[:, 6:]
+        return self.engine.qvel[:, 6 : ROBOT_QVEL.stop]
 
     @property
     def sensors(self) -> G1State:
@@ -262,7 +281,7 @@ class G1ForceEnv(TaskEnv):
         step (zero in simulations `ids` just reset)."""
         qpos = self.engine.qpos
         base_pos, base_rot = qpos[:, 0:3], quat_to_matrix(qpos[:, 3:7])
-        q = qpos[:, 7:]
+        q = self.joint_pos
         self.torso_rot, _ = link_pose(base_pos, base_rot, q, "torso_link")
         feet = []
         for link in FEET:
@@ -295,10 +314,7 @@ class G1ForceEnv(TaskEnv):
 
     def simulate(self) -> None:
         t = self.episode_step * self.control_dt
-        self.external_force = self.schedule.forces(t, resample=not self.cfg.evaluation)
-        self.engine.xfrc_applied[:, self.force_body_ids, 0:3] = self.external_force
-        total = np.linalg.norm(self.external_force.sum(axis=1), axis=1)
-        self.peak_force_n = np.maximum(self.peak_force_n, total)
+        self.apply_external_forces(t)
         if self.randomize:
             self._push(t)
         late = self.latency_substeps
@@ -312,6 +328,15 @@ class G1ForceEnv(TaskEnv):
             self.engine.ctrl[:] = self.ctrl_target
             self.engine.step(self.decimation)
         self._update_kinematics()
+
+    def apply_external_forces(self, t: np.ndarray) -> None:
+        """Set `external_force` (N, 3 bodies, 3) for the coming control period at episode
+        times t and apply what the task applies; the base G1 has none."""
+
+    def record_external_force(self) -> None:
+        """Keep the largest total external force of each episode (peak_force_n)."""
+        total = np.linalg.norm(self.external_force.sum(axis=1), axis=1)
+        self.peak_force_n = np.maximum(self.peak_force_n, total)
 
     def _push(self, t: np.ndarray) -> None:
         """Impulsive pushes: a random horizontal jump of the base velocity."""
@@ -408,42 +433,19 @@ class G1ForceEnv(TaskEnv):
         )
         return self.fell
 
-    def episode_metrics(self, ids: np.ndarray) -> dict[str, np.ndarray]:
-        """fall_rate (1 for a fall), peak_force_n (largest total external force), and
-        force_cap_n in training; in evaluation push_n and max_push_resisted_n.
-
-        max_push_resisted_n is built so that its mean over the first episodes of the
-        evaluation simulations (what `simreal eval` reports) is the largest push any of
-        them survived: every first episode that survives ends at the same (time-limit)
-        step, and each of the k survivors reports M * N / k (M the largest push survived,
-        N the number of simulations), a fall reports 0. Read push_n and fall_rate per
-        episode for the survival curve.
-        """
-        fell = self.fell[ids] | (self.episode_step[ids] < self.max_episode_steps)
-        out = {"fall_rate": fell.astype(float), "peak_force_n": self.peak_force_n[ids].copy()}
-        if not self.cfg.evaluation:
-            out["force_cap_n"] = np.full(ids.size, self.schedule.cap_n)
-            self.schedule.record_outcomes(fell, window=self.num_sims)
-            return out
-        push = self.schedule.magnitude_n[ids, 0].copy()
-        survived = self.first_episode[ids] & ~fell
-        resisted = np.zeros(ids.size)
-        if survived.any():
-            resisted[survived] = push[survived].max() * self.num_sims / survived.sum()
-        self.first_episode[ids] = False
-        return {**out, "push_n": push, "max_push_resisted_n": resisted}
+    def ended_in_fall(self, ids: np.ndarray) -> np.ndarray:
+        """Episodes of `ids` ending now that failed: a fall, or any end before the time limit
+        (a diverged simulation)."""
+        return self.fell[ids] | (self.episode_step[ids] < self.max_episode_steps)
 
     # -- resets and randomization -------------------------------------------------------
-    def reset(self) -> tuple[np.ndarray, np.ndarray]:
-        self.first_episode[:] = True
-        return super().reset()
-
     def reset_state(self, ids: np.ndarray) -> None:
         n = ids.size
         qpos = np.tile(self.stand_qpos, (n, 1))
         if not self.cfg.evaluation:
             noise = self.rng.uniform(-1.0, 1.0, (n, 29)) * self.cfg.reset_joint_noise_rad
-            qpos[:, 7:] = np.clip(qpos[:, 7:] + noise, self.soft_lower, self.soft_upper)
+            q = qpos[:, 7 : ROBOT_QPOS.stop]
+            q[:] = np.clip(q + noise, self.soft_lower, self.soft_upper)
         self.engine.reset(ids, qpos, np.zeros((n, self.engine.qvel.shape[1])))
         if self.randomize:
             self._randomize(ids)
@@ -455,13 +457,14 @@ class G1ForceEnv(TaskEnv):
         self.external_force[ids] = 0.0
         self.peak_force_n[ids] = 0.0
         self.fell[ids] = False
-        if self.cfg.evaluation:
-            self.schedule.set_eval_push(self.cfg.eval_push)
-        else:
-            self.schedule.reset(ids)
+        self.reset_loads(ids)
         if self.randomize:
             self.next_push_s[ids] = self.rng.uniform(*self.cfg.randomization.push_interval_s, n)
         self._update_kinematics(ids)
+
+    def reset_loads(self, ids: np.ndarray) -> None:
+        """Start the task's loads for new episodes in simulations `ids` (after the robot's
+        state, model fields and randomization were written)."""
 
     def _randomize(self, ids: np.ndarray) -> None:
         r, rng, n = self.cfg.randomization, self.rng, ids.size
@@ -479,7 +482,7 @@ class G1ForceEnv(TaskEnv):
 
         nom, field = self.nominal, self.engine.model_field
         scale = rng.uniform(*r.link_mass_scale, (n, nom["body_mass"].size))
-        scale[:, 0] = 1.0  # the world body
+        scale[:, ~self.robot_body] = 1.0  # the world and any scene body
         mass = nom["body_mass"] * scale
         mass[:, self.torso_id] += self.torso_added_mass[ids]
         field("body_mass")[ids] = mass
@@ -518,3 +521,61 @@ class G1ForceEnv(TaskEnv):
             "kp": self.kp.tolist(),
             "kd": self.kd.tolist(),
         }
+
+
+class G1ForceEnv(G1Env):
+    """`g1-force`: random forces on torso and hands (ForceSchedule) with a fall-rate
+    curriculum on their cap; evaluation pushes the torso backward, harder in each
+    simulation (max_push_resisted_n)."""
+
+    def __init__(
+        self,
+        cfg: G1ForceConfig,
+        num_envs: int,
+        engine: str = "mjbatch",
+        seed: int = 0,
+        num_threads: int = 0,
+    ):
+        super().__init__(cfg, num_envs, engine, seed, num_threads)
+        self.schedule = ForceSchedule(cfg.forces, num_envs, self.rng)
+        self.first_episode = np.ones(num_envs, dtype=bool)
+
+    def apply_external_forces(self, t: np.ndarray) -> None:
+        self.external_force = self.schedule.forces(t, resample=not self.cfg.evaluation)
+        self.engine.xfrc_applied[:, self.force_body_ids, 0:3] = self.external_force
+        self.record_external_force()
+
+    def episode_metrics(self, ids: np.ndarray) -> dict[str, np.ndarray]:
+        """fall_rate (1 for a fall), peak_force_n (largest total external force), and
+        force_cap_n in training; in evaluation push_n and max_push_resisted_n.
+
+        max_push_resisted_n is built so that its mean over the first episodes of the
+        evaluation simulations (what `simreal eval` reports) is the largest push any of
+        them survived: every first episode that survives ends at the same (time-limit)
+        step, and each of the k survivors reports M * N / k (M the largest push survived,
+        N the number of simulations), a fall reports 0. Read push_n and fall_rate per
+        episode for the survival curve.
+        """
+        fell = self.ended_in_fall(ids)
+        out = {"fall_rate": fell.astype(float), "peak_force_n": self.peak_force_n[ids].copy()}
+        if not self.cfg.evaluation:
+            out["force_cap_n"] = np.full(ids.size, self.schedule.cap_n)
+            self.schedule.record_outcomes(fell, window=self.num_sims)
+            return out
+        push = self.schedule.magnitude_n[ids, 0].copy()
+        survived = self.first_episode[ids] & ~fell
+        resisted = np.zeros(ids.size)
+        if survived.any():
+            resisted[survived] = push[survived].max() * self.num_sims / survived.sum()
+        self.first_episode[ids] = False
+        return {**out, "push_n": push, "max_push_resisted_n": resisted}
+
+    def reset(self) -> tuple[np.ndarray, np.ndarray]:
+        self.first_episode[:] = True
+        return super().reset()
+
+    def reset_loads(self, ids: np.ndarray) -> None:
+        if self.cfg.evaluation:
+            self.schedule.set_eval_push(self.cfg.eval_push)
+        else:
+            self.schedule.reset(ids)

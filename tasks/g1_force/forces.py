@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from simreal.tasks.g1_force.config import EvalPushConfig, ForceConfig
+from simreal.tasks.g1_force.curriculum import FallRateCurriculum
 
 NUM_BODIES = 3
 
@@ -23,9 +24,18 @@ class ForceSchedule:
         self.hold_s = np.zeros(shape)
         self.magnitude_n = np.zeros(shape)
         self.direction = np.zeros((*shape, 3))
-        self.cap_n = cfg.cap_start_n
+        self.curriculum = FallRateCurriculum(
+            cfg.cap_start_n,
+            cfg.cap_max_n,
+            cfg.cap_step_n,
+            cfg.raise_below_fall_rate,
+            cfg.lower_above_fall_rate,
+        )
+
+    @property
+    def cap_n(self) -> float:
         """Torso force cap of the curriculum (hands: hand_cap_fraction of it)."""
-        self._outcomes: list[float] = []
+        return self.curriculum.level
 
     @property
     def body_caps_n(self) -> np.ndarray:
@@ -69,18 +79,7 @@ class ForceSchedule:
 
     def record_outcomes(self, fell: np.ndarray, window: int) -> None:
         """Training episodes ended: move the cap up or down by the recent fall rate."""
-        c = self.cfg
-        self._outcomes.extend(fell.astype(float).tolist())
-        if len(self._outcomes) < window:
-            return
-        rate = float(np.mean(self._outcomes[-window:]))
-        if rate < c.raise_below_fall_rate:
-            self.cap_n = min(self.cap_n + c.cap_step_n, c.cap_max_n)
-        elif rate > c.lower_above_fall_rate:
-            self.cap_n = max(self.cap_n - c.cap_step_n, c.cap_start_n)
-        else:
-            return
-        self._outcomes.clear()
+        self.curriculum.record(fell, window)
 
     def _sample(self, mask: np.ndarray, now: np.ndarray) -> None:
         c, rng = self.cfg, self.rng

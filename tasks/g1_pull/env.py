@@ -1,0 +1,278 @@
+"""`g1-pull` environment: the G1 tows a cart by a rope handle, walking backward (the cart
+in front) or forward (the cart behind), against a rolling resistance that rises with a
+fall-rate curriculum.
+
+Everything about the robot comes from g1-force's `G1Env` (actions, calibration,
+randomization, observations, balance and effort rewards, falls); this class adds the
+scene (`scene.py`), the walking command, the load and the pulling-force metrics. The
+robot holds both ends of a rope looped through the cart's hitch; MuJoCo sensors give the
+rope tension T and where the grips and the hitch are, so each hand is pulled with T
+towards the hitch. Their sum is the handle force (its magnitude is what the metrics
+measure), and FAT2 takes the two hand forces as the external forces.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import mujoco
+import numpy as np
+
+from simreal.tasks.env import RewardTerm
+from simreal.tasks.g1_force.curriculum import FallRateCurriculum
+from simreal.tasks.g1_force.env import ROBOT_QPOS, G1Env
+from simreal.tasks.g1_pull import rewards
+from simreal.tasks.g1_pull.config import G1PullConfig
+from simreal.tasks.g1_pull.metrics import held_force
+from simreal.tasks.g1_pull.observations import (
+    PULL_CRITIC_OBSERVATION,
+    PULL_POLICY_OBSERVATION,
+    command_observation,
+    walking_command,
+)
+from simreal.tasks.g1_pull.scene import (
+    CART_JOINT,
+    GRIP_SITES,
+    HITCH_SITE,
+    ROPE_SENSOR,
+    build_pull_scene,
+)
+from simreal.tasks.rotations import quat_to_matrix
+
+WALKING_SPEED_M_S = 0.05
+"""A commanded speed above this asks for steps (feet_air_time pays)."""
+
+
+def sensor_view(engine, name: str) -> np.ndarray:
+    """Live (num_sims, dim) view of MuJoCo sensor `name`, one physics step behind the state
+    (as with mj_step). Only the mjbatch engine exposes MuJoCo sensors."""
+    batch = getattr(engine, "batch", None)
+    if batch is None or not hasattr(batch, "sensor"):
+        raise ValueError(
+            f"g1-pull reads the MuJoCo sensor {name!r}; engine {type(engine).__name__} has "
+            "no MuJoCo sensors (use --engine mjbatch)"
+        )
+    return batch.sensor(name)
+
+
+class G1PullEnv(G1Env):
+    observation_layout = PULL_POLICY_OBSERVATION
+    critic_observation_layout = PULL_CRITIC_OBSERVATION
+    metric_reductions: ClassVar[dict[str, str]] = {
+        "peak_pull_force_backward_n": "max",
+        "peak_pull_force_forward_n": "max",
+    }
+    """`simreal eval` reports the largest of these over its episodes, not the mean."""
+
+    def __init__(
+        self,
+        cfg: G1PullConfig,
+        num_envs: int,
+        engine: str = "mjbatch",
+        seed: int = 0,
+        num_threads: int = 0,
+    ):
+        super().__init__(cfg, num_envs, engine, seed, num_threads)
+        self.tension_sensor = sensor_view(self.engine, ROPE_SENSOR)
+        self.grip_sensors = [sensor_view(self.engine, f"{site}_pos") for site in GRIP_SITES]
+        self.hitch_sensor = sensor_view(self.engine, f"{HITCH_SITE}_pos")
+        s, steps = num_envs, self.max_episode_steps
+        self.direction = np.full(s, -1.0)
+        self.speed = np.zeros(s)
+        self.command = np.zeros((s, 3))
+        self.resistance = np.zeros(s)
+        self.damping = np.zeros(s)
+        self.stiffness = np.zeros(s)
+        self.tension = np.zeros(s)
+        self.handle_force_n = np.zeros(s)
+        self.start_x = np.zeros(s)
+        self.force_trace = np.zeros((s, steps))
+        self.progress_trace = np.zeros((s, steps + 1))
+        self.air_time = np.zeros((s, 2))
+        self.touchdown_air_time = np.zeros((s, 2))
+        self.in_contact = np.ones((s, 2), dtype=bool)
+        load = cfg.load
+        self.curriculum = FallRateCurriculum(
+            load.resistance_start_n,
+            load.resistance_max_n,
+            load.resistance_step_n,
+            load.raise_below_fall_rate,
+            load.lower_above_fall_rate,
+        )
+        self.hold_steps = max(1, round(cfg.eval_pull.hold_s / self.control_dt))
+
+    def scene_mjcf(self, cfg: G1PullConfig) -> str:
+        scene = build_pull_scene(cfg.load, cfg.physics_dt, visual_geoms=cfg.evaluation)
+        self.scene_hand_pos = scene.hand_pos
+        self.hands_x = float(scene.hand_pos[:, 0].mean())
+        self.cart_offset_m = scene.cart_offset_m
+        return scene.mjcf
+
+    def _read_model(self, model: mujoco.MjModel) -> None:
+        super()._read_model(model)
+        self.cart_q = int(model.jnt_qposadr[model.joint(CART_JOINT).id])
+        self.cart_dof = int(model.jnt_dofadr[model.joint(CART_JOINT).id])
+        self.cart_jnt = int(model.joint(CART_JOINT).id)
+        if self.cart_q < ROBOT_QPOS.stop:
+            raise ValueError("g1-pull scene: the robot's joints must lead qpos")
+
+    def cart_start_x(self, direction: np.ndarray) -> np.ndarray:
+        """Where the cart starts: ahead of the hands when pulling backward (direction -1),
+        behind them when pulling forward (+1), the rope `rope_slack_m` short of taut."""
+        return self.hands_x - direction * self.cart_offset_m
+
+    # -- the load -----------------------------------------------------------------------
+    def reset_loads(self, ids: np.ndarray) -> None:
+        cfg, n, rng = self.cfg, ids.size, self.rng
+        if cfg.evaluation:
+            ev = cfg.eval_pull
+            self.direction[ids] = np.where(ids % 2 == 0, -1.0, 1.0)
+            per_direction = np.array([(self.num_sims + 1) // 2, self.num_sims // 2])
+            rank = ids // 2
+            count = per_direction[ids % 2]
+            self.resistance[ids] = ev.max_resistance_n * (rank + 1) / count
+            self.speed[ids] = ev.speed_m_s
+            self.damping[ids] = 0.0
+            self.stiffness[ids] = 0.0
+        else:
+            load, command = cfg.load, cfg.command
+            self.direction[ids] = np.where(rng.random(n) < command.forward_prob, 1.0, -1.0)
+            self.speed[ids] = rng.uniform(*command.speed_m_s, n)
+            self.resistance[ids] = self.curriculum.level * rng.uniform(*load.resistance_spread, n)
+            self.damping[ids] = rng.uniform(*load.damping_n_s_m, n)
+            self.stiffness[ids] = rng.uniform(*load.spring_n_m, n)
+        cart_x = self.cart_start_x(self.direction[ids])
+        self.engine.qpos[ids, self.cart_q] = cart_x
+        self.engine.qvel[ids, self.cart_dof] = 0.0
+        field = self.engine.model_field
+        field("dof_frictionloss")[ids, self.cart_dof] = self.resistance[ids]
+        field("dof_damping")[ids, self.cart_dof] = self.damping[ids]
+        field("jnt_stiffness")[ids, self.cart_jnt] = self.stiffness[ids]
+        field("qpos_spring")[ids, self.cart_q] = cart_x
+        self.tension[ids] = 0.0
+        self.handle_force_n[ids] = 0.0
+        self.start_x[ids] = self.direction[ids] * self.engine.qpos[ids, 0]
+        self.force_trace[ids] = 0.0
+        self.progress_trace[ids] = 0.0
+        self.air_time[ids] = 0.0
+        self.touchdown_air_time[ids] = 0.0
+        self.in_contact[ids] = True
+        self.command[ids] = 0.0
+
+    def simulate(self) -> None:
+        super().simulate()
+        self.measure_handle_force()
+        step = self.episode_step
+        rows = np.flatnonzero(step < self.max_episode_steps)
+        self.force_trace[rows, step[rows]] = self.handle_force_n[rows]
+        progress = self.direction * self.engine.qpos[:, 0] - self.start_x
+        self.progress_trace[rows, step[rows] + 1] = progress[rows]
+        self._update_air_time()
+
+    def measure_handle_force(self) -> None:
+        """The rope's pull on each hand from the sensors: tension T towards the hitch.
+        `external_force` holds them (torso entry zero); handle_force_n is the magnitude
+        of their sum, the force the robot exerts on the load."""
+        self.tension = np.maximum(self.tension_sensor[:, 0], 0.0)
+        hitch = self.hitch_sensor
+        self.external_force = np.zeros_like(self.external_force)
+        for k, grip in enumerate(self.grip_sensors, start=1):
+            strand = hitch - grip
+            length = np.linalg.norm(strand, axis=1, keepdims=True)
+            self.external_force[:, k] = self.tension[:, None] * strand / np.maximum(length, 1e-9)
+        self.handle_force_n = np.linalg.norm(self.external_force.sum(axis=1), axis=1)
+        self.record_external_force()
+
+    def _update_air_time(self) -> None:
+        contact = self.foot_contact() > 0
+        self.air_time += self.control_dt
+        landed = contact & ~self.in_contact
+        self.touchdown_air_time = np.where(landed, self.air_time, 0.0)
+        self.air_time = np.where(contact, 0.0, self.air_time)
+        self.in_contact = contact
+
+    # -- commands, observations, rewards -----------------------------------------------
+    def yaw(self) -> np.ndarray:
+        rot = quat_to_matrix(self.engine.qpos[:, 3:7])
+        return np.arctan2(rot[:, 1, 0], rot[:, 0, 0])
+
+    def observe(self) -> tuple[np.ndarray, np.ndarray]:
+        c = self.cfg.command
+        self.command = walking_command(
+            self.episode_step * self.control_dt,
+            self.direction,
+            self.speed,
+            self.yaw(),
+            c.start_delay_s,
+            c.heading_gain,
+            c.max_yaw_rate,
+        )
+        obs, critic = super().observe()
+        command = command_observation(self.command, self.direction)
+        load = np.stack(
+            [
+                self.tension,
+                self.resistance,
+                self.damping,
+                self.stiffness,
+                self.engine.qvel[:, self.cart_dof],
+            ],
+            axis=1,
+        )
+        return (
+            np.concatenate([obs, command], axis=1, dtype=np.float32),
+            np.concatenate([critic, command, load], axis=1, dtype=np.float32),
+        )
+
+    def base_yaw_rate(self) -> np.ndarray:
+        """World-frame yaw rate: the free joint's angular velocity is in the pelvis frame."""
+        rot = quat_to_matrix(self.engine.qpos[:, 3:7])
+        return np.einsum("nj,nj->n", rot[:, 2, :], self.engine.qvel[:, 3:6])
+
+    def reward_terms(self) -> dict[str, RewardTerm]:
+        c = self.cfg
+        return {
+            **super().reward_terms(),
+            "track_lin_vel": lambda env: rewards.track_lin_vel(
+                env.to_heading(env.engine.qvel[:, 0:3]), env.command, c.lin_vel_sigma_m_s
+            ),
+            "track_yaw_rate": lambda env: rewards.track_yaw_rate(
+                env.base_yaw_rate(), env.command[:, 2], c.yaw_rate_sigma
+            ),
+            "feet_air_time": lambda env: rewards.feet_air_time(
+                env.touchdown_air_time,
+                c.feet_air_time_s,
+                np.abs(env.command[:, 0]) > WALKING_SPEED_M_S,
+            ),
+        }
+
+    # -- metrics --------------------------------------------------------------------------
+    def episode_metrics(self, ids: np.ndarray) -> dict[str, np.ndarray]:
+        """fall_rate, peak_force_n (largest handle force), pull_force_held_n (metrics.py,
+        with eval_pull's hold time and moving speed; 0 after a fall), pull_resistance_n,
+        and per direction peak_pull_force_{backward,forward}_n (0 for the
+        other direction; `simreal eval` takes their maximum). Training also reports the
+        curriculum's load_resistance_level_n and feeds it the outcomes."""
+        fell = self.ended_in_fall(ids)
+        ev = self.cfg.eval_pull
+        held = held_force(
+            self.force_trace[ids],
+            self.progress_trace[ids],
+            self.episode_step[ids],
+            self.hold_steps,
+            ev.moving_speed_m_s * self.hold_steps * self.control_dt,
+        )
+        held[fell] = 0.0
+        direction = self.direction[ids]
+        out = {
+            "fall_rate": fell.astype(float),
+            "peak_force_n": self.peak_force_n[ids].copy(),
+            "pull_force_held_n": held,
+            "pull_resistance_n": self.resistance[ids].copy(),
+            "peak_pull_force_backward_n": np.where(direction < 0, held, 0.0),
+            "peak_pull_force_forward_n": np.where(direction > 0, held, 0.0),
+        }
+        if not self.cfg.evaluation:
+            out["load_resistance_level_n"] = np.full(ids.size, self.curriculum.level)
+            self.curriculum.record(fell, window=self.num_sims)
+        return out

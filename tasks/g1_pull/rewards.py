@@ -1,0 +1,29 @@
+"""Walking reward terms of `g1-pull` (the G1's balance and effort terms come from
+g1-force's `rewards`): pure functions returning (num_envs,) unweighted values."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def track_lin_vel(base_lin_vel: np.ndarray, command: np.ndarray, sigma: float) -> np.ndarray:
+    """Horizontal base velocity (N, 2+) in the heading frame close to the command (N, 2+)."""
+    error = np.sum(np.square(base_lin_vel[:, :2] - command[:, :2]), axis=1)
+    return np.exp(-error / sigma**2)
+
+
+def track_yaw_rate(yaw_rate: np.ndarray, command: np.ndarray, sigma: float) -> np.ndarray:
+    """Base yaw rate (N,) close to the commanded one (N,), rad/s."""
+    return np.exp(-np.square(yaw_rate - command) / sigma**2)
+
+
+def feet_air_time(
+    touchdown_air_time: np.ndarray, target_s: float, walking: np.ndarray
+) -> np.ndarray:
+    """Steps of a useful length: at each touchdown the foot's time in the air minus
+    `target_s` (touchdown_air_time (N, 2) is 0 for a foot that did not just land), only
+    while a speed is commanded (walking (N,) bool); standing still earns nothing."""
+    return (
+        np.sum(np.where(touchdown_air_time > 0, touchdown_air_time - target_s, 0.0), axis=1)
+        * walking
+    )

@@ -1,0 +1,126 @@
+"""The `g1-pull` scene: the G1's own model plus a rope handle and a cart on rails,
+composed with MuJoCo's model editor (MjSpec) from `build_mjcf`.
+
+Layout (world frame, the robot standing at the origin facing +x):
+    cart        a body on a slide joint along x (the rails) at the hands' standing
+                height, touching nothing; its qpos is its x position.
+    rope        a spatial tendon from the left hand's grip, through the cart's hitch (a
+                ring), to the right hand's grip: the robot holds both ends of a rope
+                looped through the cart. Its length is limited to twice
+                `rope_length_m`, so a taut rope pulls and a slack one does nothing; the
+                tension T is the same in both strands and each hand is pulled towards the
+                hitch with T.
+    sensors     `rope_tension` (tendonlimitfrc, T >= 0 in N) and the world positions of
+                both grips and the hitch (framepos), from which the force on each hand
+                follows: T times the unit vector from the grip to the hitch.
+
+The tendon passes through bodies: when the robot pulls forward, the strands run from
+the hands straight back through its legs to the cart; only their lines of action
+matter. A rope handle (rather than a bar welded to both hands) adds one degree of
+freedom and one constraint row, so the scene simulates about as fast as g1-force's.
+Constraint softness: the rope uses the stiffest safe time constant (twice the timestep)
+and impedance 0.99, so it stretches about 1 cm per 100 N of handle force (4.6 cm at
+425 N, measured with the robot held still); MuJoCo's default softness stretched it
+about four times as much.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mujoco
+import numpy as np
+
+from simreal.robots.g1 import build_mjcf
+from simreal.tasks.g1_pull.config import LoadConfig
+
+HANDS = ("left_rubber_hand", "right_rubber_hand")
+GRIP_SITES = tuple(f"{hand}_grip" for hand in HANDS)
+HITCH_SITE = "cart_hitch"
+ROPE_SENSOR = "rope_tension"
+POSITION_SENSORS = (*GRIP_SITES, HITCH_SITE)
+"""Sensor `<site>_pos` is the site's world position."""
+CART_JOINT = "cart_rail"
+_SOLIMP = [0.95, 0.99, 0.001, 0.5, 2.0]
+"""The rope's impedance: near-rigid (see below)."""
+
+
+@dataclass(frozen=True)
+class PullScene:
+    """The composed model and where its parts sit at the standing pose."""
+
+    mjcf: str
+    hand_pos: np.ndarray
+    """(2, 3) left and right grip at the standing pose, world frame."""
+    cart_offset_m: float
+    """Distance along x from the hands to the cart's hitch with the rope `rope_slack_m`
+    short of taut (each strand rope_length_m - rope_slack_m long)."""
+
+
+def build_pull_scene(load: LoadConfig, physics_dt: float, visual_geoms: bool) -> PullScene:
+    """The scene; its `stand` keyframe has the cart ahead of the robot, as when pulling
+    backward."""
+    spec = mujoco.MjSpec.from_string(
+        build_mjcf(physics_dt, body_floor_contact=True, visual_geoms=visual_geoms)
+    )
+    model = spec.compile()
+    data = mujoco.MjData(model)
+    mujoco.mj_resetDataKeyframe(model, data, model.key("stand").id)
+    mujoco.mj_forward(model, data)
+    hand_pos = np.array([data.xpos[model.body(h).id] for h in HANDS])
+    x_hands, half_width = hand_pos[:, 0].mean(), abs(hand_pos[0, 1] - hand_pos[1, 1]) / 2
+    strand = load.rope_length_m - load.rope_slack_m
+    if strand <= half_width:
+        raise ValueError(
+            f"load.rope_length_m - load.rope_slack_m = {strand} m must exceed half the "
+            f"distance between the hands ({half_width:.3f} m)"
+        )
+    offset = float(np.sqrt(strand**2 - half_width**2))
+
+    for hand, site in zip(HANDS, GRIP_SITES, strict=True):
+        spec.body(hand).add_site(name=site)
+    height = float(hand_pos[:, 2].mean())
+    cart = spec.worldbody.add_body(name="cart", pos=[0.0, 0.0, height])
+    cart.mass = load.cart_mass_kg
+    cart.inertia = [0.1 * load.cart_mass_kg] * 3  # the G1 model does not infer inertia
+    cart.explicitinertial = True
+    cart.add_joint(name=CART_JOINT, type=mujoco.mjtJoint.mjJNT_SLIDE, axis=[1.0, 0.0, 0.0])
+    cart.add_geom(
+        type=mujoco.mjtGeom.mjGEOM_BOX,
+        size=[0.25, 0.2, 0.12],
+        contype=0,
+        conaffinity=0,
+        group=2,
+        rgba=[0.3, 0.4, 0.8, 1.0],
+    )
+    cart.add_site(name=HITCH_SITE)
+    tc = max(0.01, 2.0 * physics_dt)
+    rope = spec.add_tendon(
+        name="rope",
+        limited=mujoco.mjtLimited.mjLIMITED_TRUE,
+        range=[0.0, 2.0 * load.rope_length_m],
+        solref_limit=[tc, 1.0],
+        solimp_limit=_SOLIMP,
+        width=0.008,
+        rgba=[0.9, 0.7, 0.1, 1.0],
+    )
+    rope.wrap_site(GRIP_SITES[0])
+    rope.wrap_site(HITCH_SITE)
+    rope.wrap_site(GRIP_SITES[1])
+    spec.add_sensor(
+        name=ROPE_SENSOR,
+        type=mujoco.mjtSensor.mjSENS_TENDONLIMITFRC,
+        objtype=mujoco.mjtObj.mjOBJ_TENDON,
+        objname="rope",
+    )
+    for site in POSITION_SENSORS:
+        spec.add_sensor(
+            name=f"{site}_pos",
+            type=mujoco.mjtSensor.mjSENS_FRAMEPOS,
+            objtype=mujoco.mjtObj.mjOBJ_SITE,
+            objname=site,
+        )
+    key = spec.key("stand")
+    key.qpos = [*key.qpos, x_hands + offset]
+    spec.compile()
+    return PullScene(spec.to_xml(), hand_pos, offset)

@@ -1,0 +1,425 @@
+"""`g1-pull`: the scene builds and steps, the rope-tension sensor reads the load's force
+(static spring, rolling cart), the pulling-force metric on synthetic traces, the
+evaluation protocol and reductions, and warm starting from a g1-force run."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import yaml
+
+from simreal.cli import main
+from simreal.policies.checkpoint import load_actor_critic, resolve_checkpoint
+from simreal.policies.config import ModelConfig
+from simreal.policies.evaluate import evaluate
+from simreal.policies.models import ActorCritic
+from simreal.tasks import get_task, make_env
+from simreal.tasks.g1_force import POLICY_OBSERVATION, PRIVILEGED_OBSERVATION, G1ForceEnv
+from simreal.tasks.g1_force.curriculum import FallRateCurriculum
+from simreal.tasks.g1_force.observations import policy_observation
+from simreal.tasks.g1_pull import (
+    COMMAND_OBSERVATION,
+    EvalPullConfig,
+    G1PullConfig,
+    G1PullEnv,
+    held_force,
+)
+from simreal.tasks.g1_pull.observations import walking_command
+from simreal.tasks.g1_pull.rewards import feet_air_time, track_lin_vel, track_yaw_rate
+from simreal.training import warm_start_weights
+
+FORCE_RUN = Path(__file__).resolve().parent.parent / "results" / "g1" / "force-run"
+ROBOT_Q, ROBOT_V = 36, 35
+
+
+def make(num_envs: int = 4, **fields) -> G1PullEnv:
+    return make_env("g1-pull", G1PullConfig(**fields), num_envs=num_envs, seed=0)
+
+
+def hold_robot(env: G1PullEnv, steps: int, speed: np.ndarray | float = 0.0) -> None:
+    """Physics steps with the robot held kinematically in its pose, its pelvis carried
+    along x at `speed` (m/s, per simulation): only the bar, rope and cart move freely."""
+    q = env.engine.qpos[:, :ROBOT_Q].copy()
+    dx = np.broadcast_to(np.asarray(speed, dtype=float), (env.num_sims,)) * env.engine.physics_dt
+    for _ in range(steps):
+        q[:, 0] += dx
+        env.engine.qpos[:, :ROBOT_Q] = q
+        env.engine.qvel[:, :ROBOT_V] = 0.0
+        env.engine.qvel[:, 0] = dx / env.engine.physics_dt
+        env.engine.step(1)
+
+
+def test_observation_layouts_extend_g1_force_by_appended_terms():
+    env = make(2, evaluation=True)
+    obs, critic = env.reset()
+    assert env.observation_layout[: len(POLICY_OBSERVATION)] == POLICY_OBSERVATION
+    assert env.observation_layout[len(POLICY_OBSERVATION) :] == COMMAND_OBSERVATION
+    force_critic = G1ForceEnv.critic_observation_layout
+    assert env.critic_observation_layout[: len(force_critic)] == force_critic
+    assert obs.shape == (2, 93 + 4) and critic.shape == (2, env.num_critic_obs)
+    np.testing.assert_array_equal(
+        obs[:, :93], policy_observation(env.sensors, env.default_joint_pos, env.action)
+    )
+    np.testing.assert_array_equal(obs[:, 93:], [[0, 0, 0, -1], [0, 0, 0, 1]])  # standing start
+    assert env.num_critic_obs == 93 + sum(s for _, s in PRIVILEGED_OBSERVATION) + 4 + 5
+
+
+def test_task_steps_finitely_and_commands_start_after_the_standing_start():
+    env = make(4)
+    env.reset()
+    rng = np.random.default_rng(0)
+    delay = round(env.cfg.command.start_delay_s / env.control_dt)
+    for _ in range(delay + 5):
+        step = env.step(rng.uniform(-0.2, 0.2, (4, 29)))
+        assert np.isfinite(step.obs).all() and np.isfinite(step.critic_obs).all()
+        assert np.isfinite(step.reward).all()
+    assert env.unstable_resets == 0
+    running = env.episode_step >= delay
+    vx = step.obs[:, 93]
+    np.testing.assert_allclose(vx[running], (env.direction * env.speed)[running], atol=1e-6)
+
+
+def strand_cosine(env: G1PullEnv) -> np.ndarray:
+    """cos of the angle between each rope strand and the rails, by hand, for a robot held
+    in its standing pose (pelvis moved along x only): the hands sit symmetric at the
+    hitch's height, half a hand distance w off the rails, dx from the cart along x."""
+    hands = env.scene_hand_pos
+    w = abs(hands[0, 1] - hands[1, 1]) / 2
+    hands_x = hands[:, 0].mean() + env.engine.qpos[:, 0]  # the pelvis starts at x = 0
+    dx = np.abs(env.engine.qpos[:, env.cart_q] - hands_x)
+    return dx / np.hypot(dx, w)
+
+
+def test_rope_tension_sensor_reads_a_stretched_spring_k_times_x():
+    """Static case: the robot holds still, the cart's spring (k = 400 N/m) is anchored
+    0.3 m beyond the cart's start, away from the robot; once the cart rests, the rope
+    holds the spring's force k x (x the spring's stretch): along the rails the two
+    strands carry 2 T cos(a) = k x, and the handle force is k x towards the cart."""
+    env = make(2, evaluation=True)  # sim 0 pulls backward (cart ahead), sim 1 forward
+    env.reset()
+    k, stretch = 400.0, 0.3
+    anchor = env.engine.qpos[:, env.cart_q] - env.direction * stretch
+    field = env.engine.model_field
+    field("jnt_stiffness")[:, env.cart_jnt] = k
+    field("qpos_spring")[:, env.cart_q] = anchor
+    field("dof_damping")[:, env.cart_dof] = 100.0  # settles the cart
+    field("dof_frictionloss")[:, env.cart_dof] = 0.0
+    hold_robot(env, 600)
+    np.testing.assert_allclose(env.engine.qvel[:, env.cart_dof], 0.0, atol=1e-6)
+    spring = k * np.abs(anchor - env.engine.qpos[:, env.cart_q])
+    assert (spring > 50.0).all()  # the rope is taut and carries load
+    tension = spring / (2 * strand_cosine(env))
+    np.testing.assert_allclose(env.tension_sensor[:, 0], tension, rtol=2e-3)
+    env.measure_handle_force()
+    handle = env.external_force.sum(axis=1)
+    np.testing.assert_allclose(handle[:, 0], -env.direction * spring, rtol=2e-3)
+    np.testing.assert_allclose(handle[:, 1:], 0.0, atol=0.02 * spring.max())
+    np.testing.assert_allclose(env.handle_force_n, spring, rtol=2e-3)
+    np.testing.assert_array_equal(env.external_force[:, 0], 0.0)  # nothing on the torso
+
+
+def test_rope_pull_of_a_rolling_cart_is_its_rolling_resistance():
+    """The robot, held in its pose, is carried away from the cart at 0.3 m/s: once the
+    cart rolls along at that speed the rope pulls it with its rolling resistance."""
+    env = make(2, evaluation=True)
+    env.reset()
+    field = env.engine.model_field
+    field("dof_frictionloss")[:, env.cart_dof] = 150.0
+    field("dof_damping")[:, env.cart_dof] = 0.0
+    hold_robot(env, 300, 0.3 * env.direction)  # 1.5 s: rope taut, cart up to speed
+    np.testing.assert_allclose(env.engine.qvel[:, env.cart_dof], 0.3 * env.direction, rtol=0.02)
+    tension = 150.0 / (2 * strand_cosine(env))
+    np.testing.assert_allclose(env.tension_sensor[:, 0], tension, rtol=0.03)
+    env.measure_handle_force()
+    np.testing.assert_allclose(env.handle_force_n, 150.0, rtol=0.03)
+
+
+def brute_force_held(force, progress, steps, window, min_progress):
+    out = np.zeros(force.shape[0])
+    for r in range(force.shape[0]):
+        for i in range(steps[r] - window + 1):
+            if progress[r, i + window] - progress[r, i] >= min_progress:
+                out[r] = max(out[r], force[r, i : i + window].min())
+    return out
+
+
+def test_held_force_on_a_synthetic_trace():
+    dt, window = 0.02, 100  # 2 s at 50 Hz
+    speed = np.r_[np.zeros(50), np.full(450, 0.2)]  # stands 1 s, then walks at 0.2 m/s
+    force = np.r_[np.full(150, 50.0), np.full(80, 200.0), np.full(120, 120.0), np.full(150, 80.0)]
+    progress = np.r_[0.0, np.cumsum(speed * dt)]
+    min_progress = 0.1 * window * dt
+    # 200 N lasts 1.6 s only; 200 N then 120 N make 2 s of at least 120 N, walking.
+    assert held_force(force[None], progress[None], [500], window, min_progress)[0] == 120.0
+    # Walking stops 0.6 s into the 200 N phase: no window of >= 120 N advances 0.2 m.
+    stop = np.r_[np.zeros(50), np.full(130, 0.2), np.zeros(320)]
+    stalled = np.r_[0.0, np.cumsum(stop * dt)]
+    assert held_force(force[None], stalled[None], [500], window, min_progress)[0] == 50.0
+    # An episode that ends after 240 steps never holds 120 N for 2 s.
+    assert held_force(force[None], progress[None], [240], window, min_progress)[0] == 50.0
+    rng = np.random.default_rng(1)
+    forces = rng.uniform(0, 300, (6, 240))
+    walks = np.concatenate(
+        [np.zeros((6, 1)), np.cumsum(rng.uniform(-0.1, 0.5, (6, 240)) * dt, 1)], 1
+    )
+    steps = np.array([240, 239, 150, 100, 99, 10])
+    np.testing.assert_allclose(
+        held_force(forces, walks, steps, 50, 0.1),
+        brute_force_held(forces, walks, steps, 50, 0.1),
+    )
+
+
+def test_evaluation_protocol_and_per_direction_metrics():
+    env = make(4, evaluation=True)
+    env.reset()
+    np.testing.assert_array_equal(env.direction, [-1, 1, -1, 1])
+    np.testing.assert_allclose(env.resistance, [150.0, 150.0, 300.0, 300.0])
+    hold = env.hold_steps
+    assert hold == 100
+    T = env.max_episode_steps
+    env.episode_step[:] = T
+    env.force_trace[:] = [[160.0], [140.0], [250.0], [310.0]]
+    env.progress_trace[:] = np.linspace(0.0, 3.0, T + 1)  # 0.25 m/s all along
+    env.fell[:] = [False, False, False, True]
+    out = env.episode_metrics(np.arange(4))
+    np.testing.assert_allclose(out["pull_force_held_n"], [160.0, 140.0, 250.0, 0.0])
+    np.testing.assert_allclose(out["peak_pull_force_backward_n"], [160.0, 0.0, 250.0, 0.0])
+    np.testing.assert_allclose(out["peak_pull_force_forward_n"], [0.0, 140.0, 0.0, 0.0])
+    np.testing.assert_array_equal(out["fall_rate"], [0, 0, 0, 1])
+    assert G1PullEnv.metric_reductions["peak_pull_force_backward_n"] == "max"
+
+
+class ScriptedEpisodes:
+    """A VecEnv whose episodes all end after one step with given metrics: the reduction
+    logic of `evaluate` alone, apart from any physics."""
+
+    num_envs, num_obs, num_actions = 3, 1, 1
+    metric_reductions = {"best": "max"}  # noqa: RUF012
+
+    def reset(self):
+        return np.zeros((3, 1), np.float32), np.zeros((3, 1), np.float32)
+
+    def step(self, action):
+        from simreal.tasks.env import StepResult
+
+        info = {
+            "episode": {
+                "return": np.array([1.0, 2.0, 3.0]),
+                "length": np.ones(3),
+                "best": np.array([5.0, 0.0, 7.0]),
+                "other": np.array([5.0, 0.0, 7.0]),
+            }
+        }
+        done = np.ones(3, bool)
+        zeros = np.zeros((3, 1), np.float32)
+        return StepResult(zeros, zeros, np.zeros(3), done, ~done, zeros, info)
+
+
+def test_evaluate_takes_the_maximum_of_max_reduced_metrics():
+    out = evaluate(ScriptedEpisodes(), lambda obs: np.zeros((3, 1)))
+    assert out["best"] == 7.0 and out["other"] == pytest.approx(4.0)
+
+
+def test_training_resistance_follows_the_fall_rate_curriculum():
+    env = make(8)
+    env.reset()
+    load = env.cfg.load
+    low, high = load.resistance_spread
+    level = env.curriculum.level
+    assert ((env.resistance >= low * level) & (env.resistance <= high * level)).all()
+    np.testing.assert_array_equal(
+        env.engine.model_field("dof_frictionloss")[:, env.cart_dof], env.resistance
+    )
+    env.curriculum.record(np.zeros(8, bool), window=8)
+    assert env.curriculum.level == level + load.resistance_step_n
+    env.reset()
+    assert env.resistance.max() > high * level  # the new level reaches the loads
+
+
+def test_fall_rate_curriculum_moves_within_its_range():
+    c = FallRateCurriculum(10.0, 30.0, 10.0, raise_below=0.2, lower_above=0.5)
+    c.record(np.zeros(3, bool), window=4)
+    assert c.level == 10.0  # the window is not full yet
+    c.record(np.zeros(1, bool), window=4)
+    assert c.level == 20.0
+    for _ in range(3):
+        c.record(np.zeros(4, bool), window=4)
+    assert c.level == 30.0
+    c.record(np.array([True, True, True, False]), window=4)
+    assert c.level == 20.0
+    c.record(np.array([True, False, False, False]), window=4)  # 25 %: stays
+    assert c.level == 20.0
+
+
+def test_hold_time_must_fit_in_the_evaluation_episode():
+    with pytest.raises(ValueError, match=r"eval_pull.hold_s=9.5 does not fit"):
+        G1PullConfig(eval_pull=EvalPullConfig(hold_s=9.5), eval_episode_s=10.0).validate()
+
+
+# -- warm start from g1-force -----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def force_run(tmp_path_factory) -> Path:
+    if not (FORCE_RUN / "checkpoints").is_dir():
+        pytest.skip(f"{FORCE_RUN}: the committed g1-force run is missing")
+    copy = tmp_path_factory.mktemp("warm") / "force-run"
+    shutil.copytree(FORCE_RUN, copy)
+    return copy
+
+
+def source_model_cfg(run: Path) -> ModelConfig:
+    return torch.load(resolve_checkpoint(run), weights_only=False)["model_cfg"]
+
+
+def test_warm_started_policy_acts_like_g1_force_when_the_new_terms_are_zero(force_run):
+    env = make(4)
+    ckpt, weights = warm_start_weights(force_run, env, source_model_cfg(force_run), "g1-pull")
+    assert ckpt == resolve_checkpoint(force_run)
+    source = load_actor_critic(ckpt)
+    model = ActorCritic(
+        env.num_obs, env.num_critic_obs, env.action_groups, source_model_cfg(force_run)
+    )
+    model.load_state_dict(weights)
+    model.eval()
+    env.reset()
+    for _ in range(3):
+        step = env.step(np.random.default_rng(0).uniform(-0.3, 0.3, (4, 29)))
+    obs, critic = torch.from_numpy(step.obs), torch.from_numpy(step.critic_obs)
+    n_force, n_force_critic = 93, source.critic_obs_normalizer.mean.numel()
+    zero_new = obs.clone()
+    zero_new[:, 93:] = 0.0
+    with torch.inference_mode():
+        expected = source.act_inference(obs[:, :93])
+        np.testing.assert_allclose(model.act_inference(zero_new), expected, atol=1e-6)
+        # The new columns start at zero weight: even a live command changes nothing yet.
+        np.testing.assert_allclose(model.act_inference(obs), expected, atol=1e-6)
+        critic_zero = critic.clone()
+        critic_zero[:, n_force_critic:] = 0.0
+        np.testing.assert_allclose(
+            model.value(critic_zero), source.value(critic[:, :n_force_critic]), atol=1e-5
+        )
+    norm, src_norm = model.obs_normalizer, source.obs_normalizer
+    torch.testing.assert_close(norm.mean[:n_force], src_norm.mean)
+    torch.testing.assert_close(norm.var[:n_force], src_norm.var)
+    assert (norm.mean[n_force:] == 0).all() and (norm.var[n_force:] == 1).all()
+    first = model.actor.nets["lower"][0].weight
+    assert (first[:, n_force:] == 0).all()
+    torch.testing.assert_close(first[:, :n_force], source.actor.nets["lower"][0].weight)
+
+
+def test_warm_start_names_the_layer_when_architectures_disagree(force_run):
+    env = make(1)
+    coupled = dataclasses.replace(source_model_cfg(force_run), arch="coupled")
+    with pytest.raises(ValueError, match=r"layer 'actor\.nets\.\w+\.0\.weight'.*coupled"):
+        warm_start_weights(force_run, env, coupled, "g1-pull")
+    wider = dataclasses.replace(source_model_cfg(force_run), actor_hidden=(256, 64))
+    with pytest.raises(ValueError, match=r"layer 'actor\.nets\.lower\.2\.weight': source shape"):
+        warm_start_weights(force_run, env, wider, "g1-pull")
+    hover = make_env("quad-hover", get_task("quad-hover").config_cls(), num_envs=1)
+    with pytest.raises(ValueError, match="action groups"):
+        warm_start_weights(force_run, hover, source_model_cfg(force_run), "quad-hover")
+    with pytest.raises(FileNotFoundError, match="no such run directory"):
+        warm_start_weights(force_run / "nope", env, source_model_cfg(force_run), "g1-pull")
+
+
+def test_train_init_from_through_the_cli(force_run, tmp_path, capsys):
+    out = tmp_path / "runs"
+    code = main(
+        [
+            "train",
+            "g1-pull",
+            "--init-from",
+            str(force_run),
+            "--envs",
+            "4",
+            "--steps",
+            "1",
+            "--out",
+            str(out),
+            "--set",
+            "train.eval_episodes=2",
+        ]
+    )
+    assert code == 0, capsys.readouterr().err
+    (run,) = (out / "g1-pull").iterdir()
+    config = yaml.safe_load((run / "config.yaml").read_text())
+    assert config["init_from"] == str(resolve_checkpoint(force_run))
+    trained = load_actor_critic(resolve_checkpoint(run))
+    source = load_actor_critic(resolve_checkpoint(force_run))
+    assert trained.obs_normalizer.mean.numel() == 97
+    # One PPO iteration moved the weights a little from the source's, not from scratch.
+    w, w0 = trained.actor.nets["waist"][0].weight[:, :93], source.actor.nets["waist"][0].weight
+    assert (w - w0).abs().max() < 0.1 * w0.abs().max()
+    capsys.readouterr()
+    eval_json = tmp_path / "eval.json"
+    args = ["eval", str(run), "--episodes", "2", "--set", "task.eval_episode_s=3.5"]
+    assert main([*args, "--json", str(eval_json)]) == 0
+    metrics = json.loads(eval_json.read_text())
+    for key in ("peak_pull_force_backward_n", "peak_pull_force_forward_n", "fall_rate"):
+        assert metrics[key] >= 0.0
+    assert metrics["episodes"] == 2 and "return_mean" in metrics
+    code = main(
+        [
+            "train",
+            "g1-pull",
+            "--init-from",
+            str(force_run),
+            "--arch",
+            "coupled",
+            "--envs",
+            "4",
+            "--steps",
+            "1",
+            "--out",
+            str(tmp_path / "bad"),
+        ]
+    )
+    assert code == 2
+    assert "actor.nets" in capsys.readouterr().err
+    assert not (tmp_path / "bad").exists()  # checked before any run directory is made
+
+
+def test_a_load_beyond_the_robot_ends_the_episode_as_a_fall():
+    """A 50 kN spring yanks the rope: the episode ends as a fall, never as NaN."""
+    env = make(2, evaluation=True)
+    env.reset()
+    field = env.engine.model_field
+    field("jnt_stiffness")[:, env.cart_jnt] = 1e5
+    field("qpos_spring")[:, env.cart_q] = env.engine.qpos[:, env.cart_q] - env.direction * 0.5
+    ended = np.zeros(2, dtype=bool)
+    for _ in range(100):
+        step = env.step(np.zeros((2, 29)))
+        assert np.isfinite(step.obs).all() and np.isfinite(step.critic_obs).all()
+        assert not step.truncated.any()
+        ended |= step.terminated
+        if "episode" in step.info:
+            np.testing.assert_array_equal(step.info["episode"]["fall_rate"], 1.0)
+            np.testing.assert_array_equal(step.info["episode"]["pull_force_held_n"], 0.0)
+        if ended.all():
+            break
+    assert ended.all()
+
+
+def test_walking_command_and_walking_rewards():
+    t = np.array([0.5, 1.0, 2.0, 2.0])
+    direction = np.array([-1.0, 1.0, -1.0, 1.0])
+    yaw = np.array([0.0, 0.1, -2.0, 2.0])
+    cmd = walking_command(t, direction, np.full(4, 0.4), yaw, 1.0, 1.0, 0.5)
+    np.testing.assert_allclose(cmd[:, 0], [0.0, 0.4, -0.4, 0.4])  # after the standing start
+    np.testing.assert_allclose(cmd[:, 2], [0.0, -0.1, 0.5, -0.5])  # back to the rails, clipped
+    np.testing.assert_array_equal(cmd[:, 1], 0.0)
+    vel = np.array([[0.4, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    np.testing.assert_allclose(
+        track_lin_vel(vel, np.array([[0.4, 0, 0], [0.5, 0, 0]]), 0.25), [1.0, np.exp(-4.0)]
+    )
+    np.testing.assert_allclose(track_yaw_rate(np.array([0.2]), np.array([0.2]), 0.5), [1.0])
+    touchdown = np.array([[0.5, 0.0], [0.0, 0.3], [0.5, 0.0]])
+    walking = np.array([True, True, False])
+    np.testing.assert_allclose(feet_air_time(touchdown, 0.4, walking), [0.1, -0.1, 0.0])
