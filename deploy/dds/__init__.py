@@ -22,6 +22,8 @@ from simreal.deploy.dds.participant import (
     DdsParticipant,
     check_dds_config,
     stream_qos,
+    take_raw,
+    write_raw,
 )
 from simreal.deploy.dds.ros2 import topic_name, type_name
 
@@ -38,7 +40,9 @@ __all__ = [
     "pack_lowcmd",
     "pack_lowstate",
     "stream_qos",
+    "take_raw",
     "topic_name",
     "type_name",
     "with_crc",
+    "write_raw",
 ]
