@@ -5,7 +5,9 @@ rt/lowstate and rt/lowcmd) and `simreal deploy POLICY --robot g1 --auto-start` (
 node: start-up sequence, then the policy at 50 Hz, low-level commands at 500 Hz), for
 `--seconds` each, once without and once with rosbag2 logging. Printed: jitter (actual
 period minus nominal) p50/p99/max of the 500 Hz command stream and of the 50 Hz policy
-loop, overruns, and the virtual robot's own loop jitter. Without --policy an untrained
+loop, overruns, policy inference time p50/p99, log messages dropped, and the virtual
+robot's own loop jitter. The machine's load average is printed too: the numbers mean
+little on a loaded machine. Without --policy an untrained
 but complete g1-force policy is exported first (the loop cost does not depend on the
 weights, only on the network's size).
 
@@ -108,8 +110,11 @@ def main(argv: list[str] | None = None) -> None:
         n = report[name]["node"]
         print(
             f"{name}: 500 Hz commands p99 {n.get('jitter_p99_ms')} ms (overruns {n.get('overruns')}), "
-            f"50 Hz policy p99 {n.get('policy_jitter_p99_ms')} ms, final mode {n.get('mode')}"
+            f"50 Hz policy p99 {n.get('policy_jitter_p99_ms')} ms, "
+            f"inference p99 {n.get('inference_p99_us')} us, log dropped {n.get('log_dropped')}, "
+            f"final mode {n.get('mode')}"
         )
+    print(f"load average at the end: {os.getloadavg()}")
 
 
 if __name__ == "__main__":
