@@ -133,6 +133,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--hang", action="store_true", help="fix the pelvis in the air, as on a gantry")
     s.add_argument("--band", action="store_true", help="stand on the floor held by an elastic band")
+    s.add_argument(
+        "--band-release",
+        type=float,
+        metavar="S",
+        help="with --band: let go at S s of simulated time (after the first command)",
+    )
     s.add_argument("--domain", type=int, default=0, help="DDS domain id")
     s.add_argument("--duration", type=float, metavar="S", help="stop after S seconds")
     s.add_argument(

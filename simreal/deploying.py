@@ -25,6 +25,7 @@ def sim_robot(args: argparse.Namespace) -> int:
         band=args.band,
         duration_s=args.duration,
         interface=args.interface,
+        band_release_s=args.band_release,
         pushes=PushSchedule(
             force_n=args.push_force,
             every_s=args.push_every,

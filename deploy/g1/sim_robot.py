@@ -190,6 +190,11 @@ class SimG1:
         arm = self.data.xipos[self.torso_id] - self.data.xipos[self.pelvis_id]
         return np.concatenate([force, np.cross(arm, force)])
 
+    def release_band(self) -> None:
+        """Let go of the robot: from now on it stands (or falls) on its own."""
+        self.band = False
+        self.data.xfrc_applied[self.pelvis_id] = 0.0
+
     def _pull_band(self) -> None:
         """Spring-damper wrench on the pelvis towards its standing position, upright."""
         d = self.data

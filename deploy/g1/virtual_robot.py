@@ -43,6 +43,9 @@ from simreal.robots.g1 import JOINT_NAMES
 from simreal.robots.g1.overlay import Overlay
 
 DAMPING_KD = 8.0
+FALLEN_PELVIS_M = 0.5
+"""Below this pelvis height a standing G1 has fallen (it stands at about 0.79 m)."""
+REPORT_EVERY_S = 5.0
 INTERFACES = ("unitree", "ros2")
 
 
@@ -57,6 +60,9 @@ class VirtualRobotConfig:
     duration_s: float | None = None
     interface: str = "unitree"
     pushes: PushSchedule = field(default_factory=PushSchedule)
+    band_release_s: float | None = None
+    """Simulated time (after release) at which the band lets go, as an operator lowers a
+    gantry once the policy balances the robot; None keeps it."""
 
     def __post_init__(self):
         if self.interface not in INTERFACES:
@@ -154,6 +160,42 @@ class Ros2Side:
         )
 
 
+class FreeStanding:
+    """How long the robot has stood on its own (no band, no gantry) without falling, and
+    how low its pelvis went meanwhile; prints every REPORT_EVERY_S of standing."""
+
+    def __init__(self, robot: SimG1):
+        self.robot = robot
+        self.since: float | None = None
+        self.fell_at: float | None = None
+        self.min_height = np.inf
+        self.reported = 0
+
+    def update(self) -> None:
+        robot = self.robot
+        if robot.band or robot.hang or self.fell_at is not None:
+            return
+        t, height = robot.data.time, robot.pelvis_height
+        self.since = t if self.since is None else self.since
+        self.min_height = min(self.min_height, height)
+        if height < FALLEN_PELVIS_M:
+            self.fell_at = t
+            print(f"fell at {t:.2f} s (pelvis {height:.2f} m)", flush=True)
+        elif t - self.since >= (self.reported + 1) * REPORT_EVERY_S - 1e-9:
+            self.reported += 1
+            print(f"standing free for {self.reported * REPORT_EVERY_S:.1f} s", flush=True)
+
+    def summary(self) -> dict:
+        if self.since is None:
+            return {}
+        end = self.fell_at if self.fell_at is not None else self.robot.data.time
+        return {
+            "free_standing_s": round(end - self.since, 3),
+            "fell_at_s": self.fell_at,
+            "min_free_pelvis_height_m": round(float(self.min_height), 4),
+        }
+
+
 def _wrench_message(wrench: np.ndarray, stamp_ns: int) -> msgs.WrenchStamped:
     f, m = wrench[:3].tolist(), wrench[3:].tolist()
     return msgs.WrenchStamped(
@@ -170,7 +212,8 @@ def run_virtual_robot(cfg: VirtualRobotConfig) -> dict:
     clock = DeadlineClock(dt)
     stopping: list[int] = []
     previous = signal.signal(signal.SIGTERM, lambda signum, frame: stopping.append(signum))
-    pushes, push_force, min_height = 0, np.zeros(3), None
+    pushes, push_force = 0, np.zeros(3)
+    free = FreeStanding(robot)
     with DdsParticipant(cfg.domain_id) as dds:
         side = Ros2Side(dds) if cfg.interface == "ros2" else UnitreeSide(dds)
         wrench_writer = dds.writer(topic_name(ros2_state.EXTERNAL_WRENCH), msgs.WrenchStamped)
@@ -197,8 +240,10 @@ def run_virtual_robot(cfg: VirtualRobotConfig) -> dict:
                         wrench = robot.push_torso(force)
                         wrench_writer.write(_wrench_message(wrench, time.time_ns()))
                     robot.step()
-                    height = robot.pelvis_height
-                    min_height = height if min_height is None else min(min_height, height)
+                    if robot.band and robot.data.time >= (cfg.band_release_s or np.inf):
+                        robot.release_band()
+                        print(f"band released at {robot.data.time:.2f} s", flush=True)
+                    free.update()
                 ticks += 1
                 side.publish(robot.sensors(), round(ticks * dt * 1e3), time.time_ns())
         except KeyboardInterrupt:
@@ -212,8 +257,8 @@ def run_virtual_robot(cfg: VirtualRobotConfig) -> dict:
         "stale_events": gate.stale_events,
         "sim_time_s": round(robot.data.time, 3),
         "pelvis_height_m": round(robot.pelvis_height, 4),
-        "min_pelvis_height_m": None if min_height is None else round(min_height, 4),
         "pushes": pushes,
+        **free.summary(),
         "joint_rmse_to_default_rad": round(
             float(np.sqrt(np.mean((robot.joint_pos - DEFAULT_Q) ** 2))), 4
         ),
