@@ -150,6 +150,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--push-force", type=float, default=0.0, metavar="N", help="periodic torso pushes (N)"
     )
+    s.add_argument(
+        "--rt-priority",
+        type=int,
+        metavar="P",
+        help="run the loop SCHED_FIFO at priority P (1-99; needs root or CAP_SYS_NICE)",
+    )
     s.add_argument("--push-every", type=float, default=4.0, metavar="S", help="push period")
     s.add_argument("--push-duration", type=float, default=0.2, metavar="S", help="push length")
     s.add_argument(
@@ -167,6 +173,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="dds: the robot's own DDS interface (G1: rt/lowstate, rt/lowcmd); ros2: ROS 2 "
         "joint states, IMU and joint commands, as node simreal_policy through rclpy if it "
         "can be imported, else over CycloneDDS with ROS 2's wire conventions",
+    )
+    s.add_argument(
+        "--rt-priority",
+        type=int,
+        metavar="P",
+        help="run the loop SCHED_FIFO at priority P (1-99; needs root or CAP_SYS_NICE)",
     )
     s.add_argument(
         "--no-rclpy",

@@ -26,6 +26,7 @@ def sim_robot(args: argparse.Namespace) -> int:
         duration_s=args.duration,
         interface=args.interface,
         band_release_s=args.band_release,
+        rt_priority=args.rt_priority,
         pushes=PushSchedule(
             force_n=args.push_force,
             every_s=args.push_every,
@@ -49,6 +50,7 @@ def deploy(args: argparse.Namespace) -> int:
         interactive=sys.stdin.isatty(),
         auto_start=args.auto_start,
         transport=args.transport,
+        rt_priority=args.rt_priority,
         safety=SafetyConfig(state_timeout_s=args.state_timeout / 1e3),
     )
     if args.transport == "ros2" and not args.no_rclpy:

@@ -18,6 +18,7 @@ per tick (10 % of a core at 500 Hz with the default 0.2 ms).
 from __future__ import annotations
 
 import gc
+import os
 import sys
 import time
 
@@ -77,8 +78,9 @@ class DeadlineClock:
         }
 
 
-def realtime_process() -> None:
-    """Settings for a process that runs a control loop (call once, before the loop).
+def realtime_process(priority: int | None = None) -> str:
+    """Settings for a process that runs a control loop (call once, before the loop, from
+    the loop's thread); returns what was set, for the log.
 
     - The GIL switch interval goes from 5 ms to 0.1 ms: a thread that wants the GIL
       waits up to one interval before the holder is made to drop it, so with a log
@@ -87,7 +89,19 @@ def realtime_process() -> None:
       out of the garbage collector's reach (`gc.freeze`): a full collection that walks
       them takes milliseconds at an unpredictable tick, while the young objects a tick
       makes are collected in microseconds. The collector itself stays on.
+    - With `priority` (1-99), the calling thread runs SCHED_FIFO at that priority, as
+      control loops on robots do: on a machine busy with other work, it runs whenever it
+      wakes instead of waiting for a time slice. Only this thread: threads started
+      earlier (the log writer, CycloneDDS's own) keep the normal policy. Needs root or
+      CAP_SYS_NICE; without it the loop runs at normal priority and says so.
     """
     sys.setswitchinterval(SWITCH_INTERVAL_S)
     gc.collect()
     gc.freeze()
+    if priority is None:
+        return "normal scheduling"
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
+    except PermissionError:
+        return f"SCHED_FIFO {priority} refused (needs root or CAP_SYS_NICE): normal scheduling"
+    return f"SCHED_FIFO priority {priority}"

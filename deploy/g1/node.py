@@ -76,6 +76,8 @@ class DeployConfig:
     """Turn the policy on as soon as the robot holds its default pose (benchmarks, tests);
     otherwise only an explicit `start` does."""
     transport: str = "dds"
+    rt_priority: int | None = None
+    """SCHED_FIFO priority of the loop's thread (`clock.realtime_process`); None: normal."""
     safety: SafetyConfig = field(default_factory=SafetyConfig)
 
     def __post_init__(self):
@@ -262,8 +264,11 @@ class G1Node:
         return self.summary(clock)
 
     def _loop(self, link: Link, clock: DeadlineClock, stopping) -> None:
-        print(f"deploy node ready on DDS domain {self.cfg.domain_id}: {link.name}", flush=True)
-        realtime_process()
+        scheduling = realtime_process(self.cfg.rt_priority)
+        print(
+            f"deploy node ready on DDS domain {self.cfg.domain_id}: {link.name}, {scheduling}",
+            flush=True,
+        )
         start = None
         try:
             while not stopping:

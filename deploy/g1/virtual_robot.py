@@ -60,6 +60,8 @@ class VirtualRobotConfig:
     duration_s: float | None = None
     interface: str = "unitree"
     pushes: PushSchedule = field(default_factory=PushSchedule)
+    rt_priority: int | None = None
+    """SCHED_FIFO priority of the loop's thread (`clock.realtime_process`); None: normal."""
     band_release_s: float | None = None
     """Simulated time (after release) at which the band lets go, as an operator lowers a
     gantry once the policy balances the robot; None keeps it."""
@@ -217,11 +219,12 @@ def run_virtual_robot(cfg: VirtualRobotConfig) -> dict:
     with DdsParticipant(cfg.domain_id) as dds:
         side = Ros2Side(dds) if cfg.interface == "ros2" else UnitreeSide(dds)
         wrench_writer = dds.writer(topic_name(ros2_state.EXTERNAL_WRENCH), msgs.WrenchStamped)
+        scheduling = realtime_process(cfg.rt_priority)
         print(
-            f"virtual g1 ready: {cfg.rate_hz:g} Hz on DDS domain {cfg.domain_id} ({cfg.interface})",
+            f"virtual g1 ready: {cfg.rate_hz:g} Hz on DDS domain {cfg.domain_id} "
+            f"({cfg.interface}), {scheduling}",
             flush=True,
         )
-        realtime_process()
         ticks, start = 0, None
         try:
             while not stopping:
