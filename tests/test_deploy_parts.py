@@ -152,3 +152,24 @@ def test_push_schedule_and_torso_push():
 )
 def test_operator_keys_and_words(text, word):
     assert operator_word(text) == word
+
+
+def test_policy_runs_every_tenth_tick_on_the_tick_grid(tmp_path):
+    """At 500 Hz a 50 Hz policy runs on exactly every 10th tick, whatever the rounding of
+    the tick times; after an overrun (ticks skipped) its schedule restarts."""
+    from _g1_policy import export_g1_policy
+
+    from simreal.deploy.g1.node import DeployConfig, G1Node, load_g1_policy
+
+    node = G1Node(load_g1_policy(export_g1_policy(tmp_path / "g1.onnx")), DeployConfig())
+    clock = DeadlineClock(0.002)
+    rng = np.random.default_rng(0)
+    due = []
+    for k in range(200):
+        clock.tick_s = 5000.0 + 0.002 * k + rng.normal(scale=1e-12)
+        due.append(node._policy_due(clock))
+    assert np.flatnonzero(due).tolist() == list(range(0, 200, 10))
+    clock.tick_s = 5000.0 + 0.002 * 205  # ticks 200-204 were lost
+    assert node._policy_due(clock)
+    clock.tick_s += 0.002
+    assert not node._policy_due(clock)

@@ -33,6 +33,8 @@ class DeadlineClock:
         self.period_s = period_s
         self.spin_s = min(spin_s, period_s / 2)
         self.deadline: float | None = None
+        self.tick_s = 0.0
+        """The scheduled time of the current tick (its deadline), on the loop's regular grid."""
         self.last_wake: float | None = None
         self.overruns = 0
         self.periods: list[float] = []
@@ -54,6 +56,7 @@ class DeadlineClock:
             while now < self.deadline:
                 time.sleep(0)
                 now = time.monotonic()
+        self.tick_s = self.deadline
         self.deadline += self.period_s
         if self.last_wake is not None and len(self.periods) < self.max_samples:
             self.periods.append(now - self.last_wake)

@@ -208,6 +208,16 @@ class G1Node:
             self.last_action[:] = 0.0
             self.target = self.default.copy()
 
+    def _policy_due(self, clock: DeadlineClock) -> bool:
+        """Whether this tick runs the policy: every control_dt on the ticks' scheduled
+        times (not their wake times, which vary), by time rather than by tick count so
+        that overrun ticks do not slow it; after an overrun the schedule restarts."""
+        tick = clock.tick_s
+        if tick < self.next_policy_s - clock.period_s / 2:
+            return False
+        self.next_policy_s = max(self.next_policy_s, tick) + self.meta.control_dt
+        return True
+
     def _policy_step(self, now: float, t: float) -> None:
         self.policy_times.append(now)
         obs = self.observe(self.state, self.last_action, self.meta)
@@ -286,9 +296,7 @@ class G1Node:
                     new_state=fresh,
                     command=self._operator_command(link),
                 )
-                if mode is Mode.ACTIVE and now >= self.next_policy_s:
-                    # Scheduled by time, not by ticks, so overrun ticks do not slow it.
-                    self.next_policy_s = max(self.next_policy_s + self.meta.control_dt, now)
+                if mode is Mode.ACTIVE and self._policy_due(clock):
                     self._policy_step(now, t)
                 self._announce(before, start, link)
                 cmd = None
