@@ -20,6 +20,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
+import threading
 import time
 
 import numpy as np
@@ -93,17 +94,23 @@ def realtime_process(priority: int | None = None) -> str:
       them takes milliseconds at an unpredictable tick, while the young objects a tick
       makes are collected in microseconds. The collector itself stays on.
     - With `priority` (1-99), the calling thread runs SCHED_FIFO at that priority, as
-      control loops on robots do: on a machine busy with other work, it runs whenever it
-      wakes instead of waiting for a time slice. Only this thread: threads started
-      earlier (the log writer, CycloneDDS's own) keep the normal policy. Needs root or
-      CAP_SYS_NICE; without it the loop runs at normal priority and says so.
+      control loops on robots do: on a machine busy with other work it runs whenever it
+      wakes instead of waiting for a time slice. The process's other threads so far
+      (CycloneDDS's receive threads, which deliver the robot's state; the log writer,
+      which may hold the GIL the loop needs) run SCHED_FIFO one below it: left at normal
+      priority they would be starved on a busy machine and hold up the loop anyway.
+      Needs root or CAP_SYS_NICE; without it the loop runs at normal priority and says so.
     """
     sys.setswitchinterval(SWITCH_INTERVAL_S)
     gc.collect()
     gc.freeze()
     if priority is None:
         return "normal scheduling"
+    me = threading.get_native_id()
     try:
+        for tid in sorted(int(t) for t in os.listdir("/proc/self/task")):
+            if tid != me:
+                os.sched_setscheduler(tid, os.SCHED_FIFO, os.sched_param(max(1, priority - 1)))
         os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
     except PermissionError:
         return f"SCHED_FIFO {priority} refused (needs root or CAP_SYS_NICE): normal scheduling"
