@@ -2,8 +2,9 @@
 and the Unitree G1's low-level messages with the CRC the robot checks.
 
 `ros2` (JointState, Imu, Float32MultiArray, ... and `topic_name`/`type_name`),
-`unitree_hg` (LowCmd_, LowState_, ...), `crc` (the robot's struct layout and CRC) and
-`participant` (readers, writers, QoS, and the CYCLONEDDS_URI guard).
+`unitree_hg` (LowCmd_, LowState_, ...), `crc` (the robot's struct layout and CRC), `cdr`
+(CDR bytes of such structs straight from numpy) and `participant` (readers, writers,
+raw-byte take and write, QoS, and the CYCLONEDDS_URI guard).
 """
 
 from simreal.deploy.dds.crc import (
