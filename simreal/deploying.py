@@ -47,7 +47,7 @@ def deploy(args: argparse.Namespace) -> int:
         rate_hz=args.rate,
         duration_s=args.duration,
         log_dir=args.log,
-        interactive=sys.stdin.isatty(),
+        interactive=node.keys_available(),
         auto_start=args.auto_start,
         transport=args.transport,
         rt_priority=args.rt_priority,

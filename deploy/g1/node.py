@@ -109,6 +109,22 @@ def operator_word(text: str) -> str | None:
     return word if word in COMMANDS else None
 
 
+def keys_available() -> bool:
+    """Whether stdin is a terminal this process may read keys from. Not from a background
+    job of its controlling terminal: changing the terminal's mode there would stop the
+    process (SIGTTOU). A terminal that is not the controlling one has no such rule."""
+    try:
+        fd = sys.stdin.fileno()
+    except (OSError, ValueError):
+        return False
+    if not os.isatty(fd):
+        return False
+    try:
+        return os.tcgetpgrp(fd) == os.getpgrp()
+    except OSError:  # not this process's controlling terminal
+        return True
+
+
 @contextlib.contextmanager
 def terminal_keys(out: queue.Queue):
     """While active, every key pressed in the terminal on stdin (no Enter needed) that
