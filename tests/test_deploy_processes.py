@@ -19,7 +19,7 @@ from _g1_policy import export_g1_policy
 from _procs import Proc
 
 from simreal import cli
-from simreal.deploy.dds import DdsParticipant, stream_qos, topic_name
+from simreal.deploy.dds import DdsParticipant, latched_qos, topic_name
 from simreal.deploy.dds.ros2 import String
 from simreal.deploy.g1 import ros2_state
 from simreal.deploy.logs import read_rollout
@@ -103,9 +103,7 @@ def test_ros2_transport_over_cyclonedds():
         node = Proc(*node_args(FORCE_POLICY, dom, "--transport", "ros2", "--no-rclpy"))
         node.wait_for(r"deploy node ready.*ROS 2 over CycloneDDS", 30)
         with DdsParticipant(dom) as dds:
-            state_reader = dds.reader(
-                topic_name(ros2_state.NODE_STATE), String, stream_qos(reliable=True, depth=8)
-            )
+            state_reader = dds.reader(topic_name(ros2_state.NODE_STATE), String, latched_qos(8))
             commands = dds.writer(topic_name("/simreal/command"), String)
             node.wait_for("MOVE_TO_DEFAULT -> HOLD", 30)
             send_until(commands, "activate", node, "HOLD -> ACTIVE")
@@ -120,7 +118,7 @@ def test_ros2_transport_over_cyclonedds():
         robot.stop()
         node_summary = node.stop() if node else None
     assert "ACTIVE -> DAMPING (watchdog" in line
-    assert states == ["active", "damping"]
+    assert states == ["inactive", "active", "damping"]  # inactive: latched, from before
     assert robot_summary["command_state"] == "commanded"
     assert robot_summary["valid_commands"] > 500 and robot_summary["bad_crc_commands"] == 0
     assert node_summary["policy_steps"] > 10 and node_summary["bad_states"] == 0

@@ -74,6 +74,13 @@ def stream_qos(*, reliable: bool, depth: int = 1) -> Qos:
     return Qos(reliability, Policy.History.KeepLast(depth), Policy.Durability.Volatile)
 
 
+def latched_qos(depth: int = 1) -> Qos:
+    """Reliable, keep-last `depth`, transient local: a reader that joins later still gets
+    the writer's last samples (ROS 2's "latched" topics, e.g. a node's current state)."""
+    reliable = Policy.Reliability.Reliable(max_blocking_time=duration(milliseconds=MAX_BLOCKING_MS))
+    return Qos(reliable, Policy.History.KeepLast(depth), Policy.Durability.TransientLocal)
+
+
 WRITER_QOS = stream_qos(reliable=True)
 READER_QOS = stream_qos(reliable=False)
 

@@ -22,7 +22,14 @@ from typing import Protocol
 
 import numpy as np
 
-from simreal.deploy.dds import DdsParticipant, stream_qos, take_raw, topic_name, write_raw
+from simreal.deploy.dds import (
+    DdsParticipant,
+    latched_qos,
+    stream_qos,
+    take_raw,
+    topic_name,
+    write_raw,
+)
 from simreal.deploy.dds import ros2 as msgs
 from simreal.deploy.dds.unitree_hg import LOWCMD_TOPIC, LOWSTATE_TOPIC, LowCmd_, LowState_
 from simreal.deploy.g1 import ros2_state
@@ -123,8 +130,9 @@ class Ros2DdsLink(_DdsOperator):
             topic_name(ros2_state.JOINT_COMMANDS), msgs.Float64MultiArray, BEST_EFFORT
         )
         self.state_writer = dds.writer(
-            topic_name(ros2_state.NODE_STATE), msgs.String, stream_qos(reliable=True)
+            topic_name(ros2_state.NODE_STATE), msgs.String, latched_qos()
         )
+        self.announce(ros2_state.LIFECYCLE["ZERO_TORQUE"])
         dims = ros2_state.command_layout(joint_names)
         self.layout = msgs.MultiArrayLayout(
             dim=[msgs.MultiArrayDimension(label=a, size=b, stride=c) for a, b, c in dims]

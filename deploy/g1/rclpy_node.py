@@ -11,7 +11,7 @@ Parameters: `policy_path`, `robot` (g1), `rate_hz` (command rate), `control_rate
 remapping applies): subscribes `joint_states` (sensor_msgs/JointState), `imu`
 (sensor_msgs/Imu) and `simreal/command` (std_msgs/String); publishes `joint_commands`
 (std_msgs/Float64MultiArray, `ros2_state`) and `simreal_policy/state` (std_msgs/String:
-inactive, active, damping).
+inactive, active, damping; latched).
 """
 
 from __future__ import annotations
@@ -41,7 +41,12 @@ class RclpyLink:
 
     def __init__(self, node, joint_names: tuple[str, ...]):
         from geometry_msgs.msg import WrenchStamped
-        from rclpy.qos import qos_profile_sensor_data
+        from rclpy.qos import (
+            DurabilityPolicy,
+            QoSProfile,
+            ReliabilityPolicy,
+            qos_profile_sensor_data,
+        )
         from sensor_msgs.msg import Imu, JointState
         from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
 
@@ -61,13 +66,19 @@ class RclpyLink:
         self._cmd_pub = node.create_publisher(
             Float64MultiArray, ros2_state.JOINT_COMMANDS[1:], sensor
         )
-        self._state_pub = node.create_publisher(String, ros2_state.NODE_STATE[1:], 10)
+        latched = QoSProfile(
+            depth=1,
+            reliability=ReliabilityPolicy.RELIABLE,
+            durability=DurabilityPolicy.TRANSIENT_LOCAL,
+        )
+        self._state_pub = node.create_publisher(String, ros2_state.NODE_STATE[1:], latched)
         self._msg = Float64MultiArray()
         self._msg.layout.dim = [
             MultiArrayDimension(label=a, size=b, stride=c)
             for a, b, c in ros2_state.command_layout(joint_names)
         ]
         self._string = String
+        self.announce(ros2_state.LIFECYCLE["ZERO_TORQUE"])
 
     def _on_joints(self, msg) -> None:
         with self._lock:

@@ -25,7 +25,8 @@ EXTERNAL_WRENCH = "/simreal/external_wrench"
 """geometry_msgs/WrenchStamped: a push the virtual robot applies (known only in simulation);
 the deploy node logs what arrives here on /wrench."""
 NODE_STATE = "/simreal_policy/state"
-"""std_msgs/String: the node's lifecycle state whenever it changes."""
+"""std_msgs/String: the node's lifecycle state, at start and whenever it changes; latched
+(transient local), so a subscriber that joins later gets the current one."""
 COMMAND_FIELDS = ("q", "dq", "kp", "kd", "tau")
 LIFECYCLE = {
     "ZERO_TORQUE": "inactive",
