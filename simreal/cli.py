@@ -140,14 +140,58 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--hang", action="store_true", help="fix the pelvis in the air, as on a gantry")
     s.add_argument("--band", action="store_true", help="stand on the floor held by an elastic band")
+    s.add_argument(
+        "--band-release",
+        type=float,
+        metavar="S",
+        help="with --band: let go at S s of simulated time (after the first command)",
+    )
     s.add_argument("--domain", type=int, default=0, help="DDS domain id")
     s.add_argument("--duration", type=float, metavar="S", help="stop after S seconds")
+    s.add_argument(
+        "--interface",
+        choices=("unitree", "ros2"),
+        default="unitree",
+        help="the robot's own low-level DDS topics, or ROS 2 joint states/IMU/joint commands",
+    )
+    s.add_argument(
+        "--push-force", type=float, default=0.0, metavar="N", help="periodic torso pushes (N)"
+    )
+    s.add_argument(
+        "--rt-priority",
+        type=int,
+        metavar="P",
+        help="run the loop SCHED_FIFO at priority P (1-99; needs root or CAP_SYS_NICE)",
+    )
+    s.add_argument("--push-every", type=float, default=4.0, metavar="S", help="push period")
+    s.add_argument("--push-duration", type=float, default=0.2, metavar="S", help="push length")
+    s.add_argument(
+        "--push-first", type=float, default=3.0, metavar="S", help="first push, after release"
+    )
     s.set_defaults(func=cmd_sim_robot)
 
     s = sub.add_parser("deploy", help="run a policy on a robot (or the virtual robot)")
     s.add_argument("policy", type=Path, metavar="POLICY.onnx")
     s.add_argument("--robot", required=True, help="g1")
-    s.add_argument("--transport", choices=("dds", "ros2"), default="dds")
+    s.add_argument(
+        "--transport",
+        choices=("dds", "ros2"),
+        default="dds",
+        help="dds: the robot's own DDS interface (G1: rt/lowstate, rt/lowcmd); ros2: ROS 2 "
+        "joint states, IMU and joint commands, as node simreal_policy through rclpy if it "
+        "can be imported, else over CycloneDDS with ROS 2's wire conventions",
+    )
+    s.add_argument(
+        "--rt-priority",
+        type=int,
+        metavar="P",
+        help="run the loop SCHED_FIFO at priority P (1-99; needs root or CAP_SYS_NICE)",
+    )
+    s.add_argument(
+        "--no-rclpy",
+        action="store_true",
+        help="with --transport ros2: CycloneDDS even if rclpy is there",
+    )
     s.add_argument("--log", type=Path, metavar="DIR", help="write a rosbag2 log (a new directory)")
     s.add_argument("--rate", type=float, default=500.0, metavar="HZ", help="low-level command rate")
     s.add_argument(

@@ -13,6 +13,7 @@ def _only_g1(robot: str) -> None:
 
 def sim_robot(args: argparse.Namespace) -> int:
     from simreal.deploy.g1 import virtual_robot
+    from simreal.deploy.g1.sim_robot import PushSchedule
     from simreal.robots.g1.overlay import Overlay, load_overlay
 
     _only_g1(args.robot)
@@ -23,6 +24,15 @@ def sim_robot(args: argparse.Namespace) -> int:
         hang=args.hang,
         band=args.band,
         duration_s=args.duration,
+        interface=args.interface,
+        band_release_s=args.band_release,
+        rt_priority=args.rt_priority,
+        pushes=PushSchedule(
+            force_n=args.push_force,
+            every_s=args.push_every,
+            duration_s=args.push_duration,
+            first_s=args.push_first,
+        ),
     )
     return virtual_robot.main(cfg)
 
@@ -32,15 +42,21 @@ def deploy(args: argparse.Namespace) -> int:
     from simreal.deploy.g1.safety import SafetyConfig
 
     _only_g1(args.robot)
-    if args.transport != "dds":
-        raise ValueError("--transport ros2 (rclpy) is not implemented yet; use --transport dds")
     cfg = node.DeployConfig(
         domain_id=args.domain,
         rate_hz=args.rate,
         duration_s=args.duration,
         log_dir=args.log,
-        interactive=sys.stdin.isatty(),
+        interactive=node.keys_available(),
         auto_start=args.auto_start,
+        transport=args.transport,
+        rt_priority=args.rt_priority,
         safety=SafetyConfig(state_timeout_s=args.state_timeout / 1e3),
     )
+    if args.transport == "ros2" and not args.no_rclpy:
+        from simreal.deploy.g1 import rclpy_node
+
+        if rclpy_node.available():
+            return rclpy_node.main(args.policy, cfg)
+        print("rclpy is not importable: ROS 2 topics over CycloneDDS", file=sys.stderr)
     return node.main(args.policy, cfg)

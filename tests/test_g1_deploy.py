@@ -6,19 +6,15 @@ The node's watchdog runs at 200 ms here, not the default 50 ms: on a busy 2-core
 machine either process can be descheduled for 100 ms and more (seen: 105 ms in the node,
 318 ms in the virtual robot), which trips a 50 ms watchdog as it should on a robot."""
 
-import json
 import os
-import queue
 import re
 import signal
-import subprocess
-import sys
-import threading
 import time
 
 import numpy as np
 import pytest
 from _g1_policy import export_g1_policy
+from _procs import Proc
 
 from simreal import cli
 from simreal.deploy.dds import DdsParticipant, crc_ok, stream_qos
@@ -229,54 +225,6 @@ def test_policy_for_another_joint_order_is_refused(g1_policy, tmp_path, capsys):
 
 
 # Two processes over DDS.
-
-
-class Proc:
-    """A `python -m simreal ...` child whose output lines are collected by a thread."""
-
-    def __init__(self, *args: str):
-        self.popen = subprocess.Popen(
-            [sys.executable, "-m", "simreal", *args],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        self.lines: queue.Queue[str] = queue.Queue()
-        self.seen: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        for line in self.popen.stdout:
-            self.lines.put(line.rstrip("\n"))
-
-    def wait_for(self, pattern: str, timeout_s: float) -> str:
-        end = time.monotonic() + timeout_s
-        while time.monotonic() < end:
-            try:
-                line = self.lines.get(timeout=0.05)
-            except queue.Empty:
-                if self.popen.poll() is not None and self.lines.empty():
-                    break
-                continue
-            self.seen.append(line)
-            if re.search(pattern, line):
-                return line
-        raise AssertionError(f"no line matching {pattern!r}; output so far: {self.seen}")
-
-    def stop(self, sig=signal.SIGTERM) -> dict | None:
-        """Signal, wait (bounded) and return the JSON summary printed at exit, if any."""
-        if self.popen.poll() is None:
-            self.popen.send_signal(sig)
-        try:
-            self.popen.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.popen.kill()
-            self.popen.wait(timeout=5)
-        time.sleep(0.1)
-        while not self.lines.empty():
-            self.seen.append(self.lines.get())
-        summaries = [json.loads(line) for line in self.seen if line.startswith("{")]
-        return summaries[-1] if summaries else None
 
 
 def take_states(reader, n: int, timeout_s: float) -> list[LowState_]:

@@ -2,8 +2,9 @@
 and the Unitree G1's low-level messages with the CRC the robot checks.
 
 `ros2` (JointState, Imu, Float32MultiArray, ... and `topic_name`/`type_name`),
-`unitree_hg` (LowCmd_, LowState_, ...), `crc` (the robot's struct layout and CRC) and
-`participant` (readers, writers, QoS, and the CYCLONEDDS_URI guard).
+`unitree_hg` (LowCmd_, LowState_, ...), `crc` (the robot's struct layout and CRC), `cdr`
+(CDR bytes of such structs straight from numpy) and `participant` (readers, writers,
+raw-byte take and write, QoS, and the CYCLONEDDS_URI guard).
 """
 
 from simreal.deploy.dds.crc import (
@@ -21,7 +22,10 @@ from simreal.deploy.dds.participant import (
     DdsConfigError,
     DdsParticipant,
     check_dds_config,
+    latched_qos,
     stream_qos,
+    take_raw,
+    write_raw,
 )
 from simreal.deploy.dds.ros2 import topic_name, type_name
 
@@ -33,12 +37,15 @@ __all__ = [
     "check_dds_config",
     "crc32_unitree",
     "crc_ok",
+    "latched_qos",
     "lowcmd_crc",
     "lowstate_crc",
     "pack_lowcmd",
     "pack_lowstate",
     "stream_qos",
+    "take_raw",
     "topic_name",
     "type_name",
     "with_crc",
+    "write_raw",
 ]

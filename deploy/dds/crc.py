@@ -38,6 +38,7 @@ from typing import TypeVar
 
 import numpy as np
 
+from simreal.deploy.dds.cdr import CdrLayout
 from simreal.deploy.dds.unitree_hg import NUM_MOTORS, LowCmd_, LowState_
 
 POLYNOMIAL = 0x04C11DB7
@@ -98,6 +99,11 @@ LOWSTATE_DTYPE = np.dtype(
     align=True,
 )
 
+LOWCMD_CDR = CdrLayout(LOWCMD_DTYPE)
+"""LowCmd_ records to and from their DDS bytes (1004 with the header), no Python IDL objects."""
+LOWSTATE_CDR = CdrLayout(LOWSTATE_DTYPE)
+"""LowState_ records to and from their DDS bytes (2092 with the header)."""
+
 _BIT_REVERSED_BYTE = np.array([int(f"{b:08b}"[::-1], 2) for b in range(256)], dtype=np.uint8)
 
 
@@ -122,6 +128,11 @@ def crc32_unitree(words: np.ndarray) -> int:
     big_endian = words.astype(">u4").view(np.uint8)
     mirrored = zlib.crc32(_BIT_REVERSED_BYTE[big_endian].tobytes()) ^ 0xFFFFFFFF
     return int(f"{mirrored:032b}"[::-1], 2)
+
+
+def record_crc(record: np.ndarray) -> int:
+    """The crc of one LOWCMD_DTYPE or LOWSTATE_DTYPE record: over every word but the last."""
+    return crc32_unitree(record.reshape(1).view("<u4")[:-1])
 
 
 def _fill(out: np.ndarray, obj: object) -> None:

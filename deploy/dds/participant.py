@@ -16,12 +16,19 @@ Configuration: CycloneDDS reads `CYCLONEDDS_URI` when a process creates its firs
 participant on a domain. Unset, CycloneDDS discovers peers by multicast on a network
 interface of its choosing, so `DdsParticipant` refuses to start without it unless told
 otherwise: tests and local runs point it at the project's loopback config.
+
+Raw samples: `take_raw` and `write_raw` move a sample's serialized bytes (CDR with its
+4-byte encapsulation header) without cyclonedds' Python (de)serialization, for messages
+with a compiled layout (`cdr.CdrLayout`). They call the same `cyclonedds._clayer`
+functions that `DataReader.take` and `DataWriter.write` call around that step.
 """
 
 import os
 from pathlib import Path
 from typing import Any
 
+from cyclonedds._clayer import ddspy_take, ddspy_write
+from cyclonedds.core import DDSException, InstanceState, SampleState, ViewState
 from cyclonedds.domain import DomainParticipant
 from cyclonedds.pub import DataWriter
 from cyclonedds.qos import Policy, Qos
@@ -30,6 +37,27 @@ from cyclonedds.topic import Topic
 from cyclonedds.util import duration
 
 MAX_BLOCKING_MS = 100
+
+
+_ANY_SAMPLE = SampleState.Any | ViewState.Any | InstanceState.Any
+
+
+def take_raw(reader: DataReader, n: int) -> list[bytes]:
+    """Take up to `n` samples from `reader` as serialized bytes; invalid samples (a writer
+    gone, an instance disposed) are dropped."""
+    taken = ddspy_take(reader._ref, _ANY_SAMPLE, n)
+    if isinstance(taken, int):
+        raise DDSException(taken, f"Occurred while taking data in {reader!r}")
+    return [data for data, info in taken if info.valid_data]
+
+
+def write_raw(writer: DataWriter, data: bytes) -> None:
+    """Write one sample already serialized (header included, a whole number of words)."""
+    if len(data) % 4:
+        raise ValueError(f"a serialized sample is whole 4-byte words, not {len(data)} bytes")
+    ret = ddspy_write(writer._ref, data)
+    if ret < 0:
+        raise DDSException(ret, f"Occurred while writing a sample in {writer!r}")
 
 
 class DdsConfigError(RuntimeError):
@@ -44,6 +72,13 @@ def stream_qos(*, reliable: bool, depth: int = 1) -> Qos:
         else Policy.Reliability.BestEffort
     )
     return Qos(reliability, Policy.History.KeepLast(depth), Policy.Durability.Volatile)
+
+
+def latched_qos(depth: int = 1) -> Qos:
+    """Reliable, keep-last `depth`, transient local: a reader that joins later still gets
+    the writer's last samples (ROS 2's "latched" topics, e.g. a node's current state)."""
+    reliable = Policy.Reliability.Reliable(max_blocking_time=duration(milliseconds=MAX_BLOCKING_MS))
+    return Qos(reliable, Policy.History.KeepLast(depth), Policy.Durability.TransientLocal)
 
 
 WRITER_QOS = stream_qos(reliable=True)

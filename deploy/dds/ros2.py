@@ -136,6 +136,33 @@ class Float32MultiArray(IdlStruct, typename=type_name("std_msgs", "Float32MultiA
 
 @dataclass
 @annotate.final
+class Float64MultiArray(IdlStruct, typename=type_name("std_msgs", "Float64MultiArray")):
+    """std_msgs/Float64MultiArray."""
+
+    layout: MultiArrayLayout = field(default_factory=MultiArrayLayout)
+    data: sequence[float64] = field(default_factory=_seq)
+
+
+@dataclass
+@annotate.final
+class Wrench(IdlStruct, typename=type_name("geometry_msgs", "Wrench")):
+    """geometry_msgs/Wrench."""
+
+    force: Vector3 = field(default_factory=Vector3)
+    torque: Vector3 = field(default_factory=Vector3)
+
+
+@dataclass
+@annotate.final
+class WrenchStamped(IdlStruct, typename=type_name("geometry_msgs", "WrenchStamped")):
+    """geometry_msgs/WrenchStamped."""
+
+    header: Header = field(default_factory=Header)
+    wrench: Wrench = field(default_factory=Wrench)
+
+
+@dataclass
+@annotate.final
 class String(IdlStruct, typename=type_name("std_msgs", "String")):
     """std_msgs/String."""
 

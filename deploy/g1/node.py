@@ -1,33 +1,45 @@
-"""The G1 deploy node over DDS: the safety state machine at 500 Hz, the policy at 50 Hz.
+"""The G1 deploy node: the safety state machine at 500 Hz, the policy at 50 Hz.
 
-Every tick (deadline clock) it takes the newest `rt/lowstate` (dropping and counting any
-with a bad crc or non-finite values), reads operator commands (`rt/simreal/command`,
-std_msgs/String `start`/`stop`/`estop`, and stdin lines when interactive), advances the
-`StateMachine`, and sends one LowCmd_ with `mode_machine` copied from the latest state and
-its crc set. In ACTIVE the policy runs every `control_dt`; its action becomes the joint
-targets through `action_to_target` (scaled, rate-limited, clamped to the joint limits).
-Nothing is sent before the first valid state: the node does not know `mode_machine` yet.
+Every tick (deadline clock) it takes the newest robot state from its link (dropping and
+counting malformed ones: bad crc, wrong layout, non-finite values), reads operator
+commands (`rt/simreal/command`, std_msgs/String `start`/`stop`/`estop`, lifecycle words
+`activate`/`deactivate` too, and single keys when stdin is a terminal), advances the
+`StateMachine`, and sends one motor command. In ACTIVE the policy runs every
+`control_dt`; its action becomes the joint targets through `action_to_target` (scaled,
+rate-limited, clamped to the joint limits). Nothing is sent before the first valid
+state. Logging is handed to a writer thread (`BackgroundLog`) after the command is
+sent, so the tick does only what the command needs.
+
+The link (`links`) is the robot's own DDS interface for the G1 (`transport="dds"`:
+rt/lowstate, rt/lowcmd) or ROS 2 topics (`transport="ros2"`: joint states and IMU in,
+joint commands out) over CycloneDDS; everything else is the same for both, and the
+rclpy adapter (`rclpy_node`) reuses it too.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import queue
 import signal
 import sys
+import termios
 import threading
 import time
+import tty
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from simreal.deploy.dds import DdsParticipant, crc_ok, stream_qos, topic_name
-from simreal.deploy.dds.ros2 import String
-from simreal.deploy.dds.unitree_hg import LOWCMD_TOPIC, LOWSTATE_TOPIC, LowCmd_, LowState_
-from simreal.deploy.g1.clock import DeadlineClock
-from simreal.deploy.g1.messages import RobotState, lowcmd, robot_state
+from simreal.deploy.dds import DdsParticipant
+from simreal.deploy.g1.clock import DeadlineClock, realtime_process
+from simreal.deploy.g1.links import Link, Ros2DdsLink, UnitreeLink
+from simreal.deploy.g1.messages import RobotState
 from simreal.deploy.g1.observation import ObservationFn, observation_function
+from simreal.deploy.g1.ros2_state import LIFECYCLE
 from simreal.deploy.g1.safety import (
     COMMANDS,
     Mode,
@@ -39,14 +51,17 @@ from simreal.deploy.g1.safety import (
 )
 from simreal.deploy.g1.sim_robot import MotorCommand
 from simreal.deploy.logs import LogMeta, RolloutLog
+from simreal.deploy.logs.background import BackgroundLog
 from simreal.deploy.runtime import OnnxPolicy, PolicyMetadataError
 from simreal.robots.g1 import JOINT_NAMES, JOINTS
 
-COMMAND_TOPIC = topic_name("/simreal/command")
 CONTROL_DT = 0.02
 COMMAND_FIELDS = ("q", "dq", "kp", "kd", "tau")
-_KEYS = {"s": "start", "p": "stop", "e": "estop"}
-"""Interactive keys (each followed by Enter); the full words work too."""
+KEYS = {" ": "estop", "e": "estop", "s": "start", "p": "stop"}
+"""Single keys in the deploy terminal (no Enter): space or e is the e-stop."""
+WORDS = {"activate": "start", "deactivate": "stop"}
+"""ROS 2 lifecycle words accepted on the command topic as well as `COMMANDS`."""
+TRANSPORTS = ("dds", "ros2")
 
 
 @dataclass
@@ -56,10 +71,18 @@ class DeployConfig:
     duration_s: float | None = None
     log_dir: Path | None = None
     interactive: bool = False
+    """Read single keys from stdin (a terminal): see `KEYS`."""
     auto_start: bool = False
     """Turn the policy on as soon as the robot holds its default pose (benchmarks, tests);
     otherwise only an explicit `start` does."""
+    transport: str = "dds"
+    rt_priority: int | None = None
+    """SCHED_FIFO priority of the loop's thread (`clock.realtime_process`); None: normal."""
     safety: SafetyConfig = field(default_factory=SafetyConfig)
+
+    def __post_init__(self):
+        if self.transport not in TRANSPORTS:
+            raise ValueError(f"transport {self.transport!r}: expected one of {TRANSPORTS}")
 
 
 def load_g1_policy(path: Path) -> OnnxPolicy:
@@ -79,16 +102,77 @@ def load_g1_policy(path: Path) -> OnnxPolicy:
     return policy
 
 
-def _stdin_commands(out: queue.Queue) -> None:
-    for line in sys.stdin:
-        word = line.strip().lower()
-        word = _KEYS.get(word, word)
-        if word in COMMANDS:
-            out.put(word)
+def operator_word(text: str) -> str | None:
+    """The command a word or key stands for, or None."""
+    word = text if text == " " else text.strip().lower()
+    word = KEYS.get(word, WORDS.get(word, word))
+    return word if word in COMMANDS else None
+
+
+def keys_available() -> bool:
+    """Whether stdin is a terminal this process may read keys from. Not from a background
+    job of its controlling terminal: changing the terminal's mode there would stop the
+    process (SIGTTOU). A terminal that is not the controlling one has no such rule."""
+    try:
+        fd = sys.stdin.fileno()
+    except (OSError, ValueError):
+        return False
+    if not os.isatty(fd):
+        return False
+    try:
+        return os.tcgetpgrp(fd) == os.getpgrp()
+    except OSError:  # not this process's controlling terminal
+        return True
+
+
+@contextlib.contextmanager
+def terminal_keys(out: queue.Queue):
+    """While active, every key pressed in the terminal on stdin (no Enter needed) that
+    names a command is put on `out`; the terminal's settings are restored on exit,
+    whatever the exit. Ctrl-C still interrupts (cbreak mode keeps signals)."""
+    fd = sys.stdin.fileno()
+    saved = termios.tcgetattr(fd)
+    tty.setcbreak(fd)
+
+    def read_keys() -> None:
+        while True:
+            try:
+                key = os.read(fd, 1).decode(errors="ignore")
+            except OSError:
+                return
+            if not key:
+                return
+            word = operator_word(key)
+            if word:
+                out.put(word)
+
+    threading.Thread(target=read_keys, name="keys", daemon=True).start()
+    print("keys: space or e = e-stop (damping), s = start policy, p = stop policy", flush=True)
+    try:
+        yield
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+
+
+LinkOpener = Callable[["G1Node"], contextlib.AbstractContextManager[Link]]
+
+
+@contextlib.contextmanager
+def open_dds_link(node: G1Node) -> Iterator[Link]:
+    """The node's link over CycloneDDS: the G1's own topics, or ROS 2's."""
+    with DdsParticipant(node.cfg.domain_id) as dds:
+        yield Ros2DdsLink(dds, JOINT_NAMES) if node.cfg.transport == "ros2" else UnitreeLink(dds)
 
 
 class G1Node:
-    def __init__(self, policy: OnnxPolicy, cfg: DeployConfig, observe: ObservationFn | None = None):
+    def __init__(
+        self,
+        policy: OnnxPolicy,
+        cfg: DeployConfig,
+        observe: ObservationFn | None = None,
+        open_link: LinkOpener = open_dds_link,
+    ):
+        self.open_link = open_link
         self.policy, self.cfg, self.meta = policy, cfg, policy.metadata
         self.observe = observe or observation_function(self.meta)
         self.machine = StateMachine(cfg.safety)
@@ -105,27 +189,26 @@ class G1Node:
         self.consecutive_bad = 0
         self.policy_steps = 0
         self.policy_times: list[float] = []
+        self.inference_s: list[float] = []
         self.last_action = np.zeros(len(JOINT_NAMES))
         self.target = self.default.copy()
         self.move_from = self.default.copy()
+        self.log: BackgroundLog | None = None
 
-    def _take_states(self, reader, now: float) -> bool:
-        fresh = False
-        for sample in reader.take(16):
-            if not isinstance(sample, LowState_):
-                continue
-            state = robot_state(sample) if crc_ok(sample) else None
-            if state is None or not state.is_finite():
-                self.bad_states += 1
-                self.consecutive_bad += 1
-                continue
-            self.state, self.last_state_s, self.consecutive_bad, fresh = state, now, 0, True
-        return fresh
+    def _take_states(self, link: Link, now: float) -> bool:
+        state, bad = link.receive(now)
+        self.bad_states += bad
+        if state is not None:
+            self.state, self.last_state_s, self.consecutive_bad = state, now, 0
+            return True
+        self.consecutive_bad += bad
+        return False
 
-    def _operator_command(self, reader) -> str | None:
-        for sample in reader.take(8):
-            if isinstance(sample, String) and sample.data.strip() in COMMANDS:
-                self.commands.put(sample.data.strip())
+    def _operator_command(self, link: Link) -> str | None:
+        for text in link.commands():
+            word = operator_word(text)
+            if word:
+                self.commands.put(word)
         try:
             return self.commands.get_nowait()
         except queue.Empty:
@@ -141,10 +224,22 @@ class G1Node:
             self.last_action[:] = 0.0
             self.target = self.default.copy()
 
-    def _policy_step(self, now: float, log: RolloutLog | None, t: float) -> None:
+    def _policy_due(self, clock: DeadlineClock) -> bool:
+        """Whether this tick runs the policy: every control_dt on the ticks' scheduled
+        times (not their wake times, which vary), by time rather than by tick count so
+        that overrun ticks do not slow it; after an overrun the schedule restarts."""
+        tick = clock.tick_s
+        if tick < self.next_policy_s - clock.period_s / 2:
+            return False
+        self.next_policy_s = max(self.next_policy_s, tick) + self.meta.control_dt
+        return True
+
+    def _policy_step(self, now: float, t: float) -> None:
         self.policy_times.append(now)
         obs = self.observe(self.state, self.last_action, self.meta)
+        started = time.perf_counter()
         action = np.asarray(self.policy(obs), dtype=float)
+        self.inference_s.append(time.perf_counter() - started)
         self.policy_steps += 1
         fault = action_fault(action, self.cfg.safety.max_abs_action)
         if fault:
@@ -160,9 +255,9 @@ class G1Node:
             max_step=self.cfg.safety.max_target_step_rad,
         )
         self.last_action = action
-        if log:
-            log.observation(t, obs)
-            log.action(t, action)
+        if self.log:
+            self.log.observation(t, obs)
+            self.log.action(t, action)
 
     def motor_command(self, now: float) -> MotorCommand:
         mode, zeros = self.machine.mode, np.zeros(len(JOINT_NAMES))
@@ -182,23 +277,24 @@ class G1Node:
         clock = DeadlineClock(1.0 / cfg.rate_hz)
         stopping: list[int] = []
         previous = signal.signal(signal.SIGTERM, lambda signum, frame: stopping.append(signum))
-        if cfg.interactive:
-            threading.Thread(target=_stdin_commands, args=(self.commands,), daemon=True).start()
-        log = self._open_log() if cfg.log_dir else None
+        self.log = BackgroundLog(self._open_log()) if cfg.log_dir else None
         try:
-            with DdsParticipant(cfg.domain_id) as dds:
-                self._loop(dds, clock, log, stopping)
+            with contextlib.ExitStack() as stack:
+                if cfg.interactive:
+                    stack.enter_context(terminal_keys(self.commands))
+                self._loop(stack.enter_context(self.open_link(self)), clock, stopping)
         finally:
             signal.signal(signal.SIGTERM, previous)
-            if log:
-                log.close()
+            if self.log:
+                self.log.close()
         return self.summary(clock)
 
-    def _loop(self, dds: DdsParticipant, clock: DeadlineClock, log, stopping: list) -> None:
-        cmd_writer = dds.writer(LOWCMD_TOPIC, LowCmd_, stream_qos(reliable=False))
-        state_reader = dds.reader(LOWSTATE_TOPIC, LowState_, stream_qos(reliable=False, depth=16))
-        operator_reader = dds.reader(COMMAND_TOPIC, String, stream_qos(reliable=True, depth=8))
-        print(f"deploy node ready on DDS domain {self.cfg.domain_id}", flush=True)
+    def _loop(self, link: Link, clock: DeadlineClock, stopping) -> None:
+        scheduling = realtime_process(self.cfg.rt_priority)
+        print(
+            f"deploy node ready on DDS domain {self.cfg.domain_id}: {link.name}, {scheduling}",
+            flush=True,
+        )
         start = None
         try:
             while not stopping:
@@ -207,37 +303,33 @@ class G1Node:
                 t = now - start
                 if self.cfg.duration_s is not None and t >= self.cfg.duration_s:
                     break
-                fresh = self._take_states(state_reader, now)
+                fresh = self._take_states(link, now)
                 before = self.machine.mode
                 mode = self.machine.update(
                     now,
                     state_age_s=None if self.last_state_s is None else now - self.last_state_s,
                     consecutive_bad=self.consecutive_bad,
                     new_state=fresh,
-                    command=self._operator_command(operator_reader),
+                    command=self._operator_command(link),
                 )
-                if mode is Mode.ACTIVE and now >= self.next_policy_s:
-                    # Scheduled by time, not by ticks, so overrun ticks do not slow it.
-                    self.next_policy_s = max(self.next_policy_s + self.meta.control_dt, now)
-                    self._policy_step(now, log, t)
-                self._announce(before, start)
+                if mode is Mode.ACTIVE and self._policy_due(clock):
+                    self._policy_step(now, t)
+                self._announce(before, start, link)
+                cmd = None
                 if self.state is not None:
                     cmd = self.motor_command(now)
-                    cmd_writer.write(lowcmd(cmd, self.state.mode_machine))
-                    if log:
-                        self._log_tick(log, t, cmd, fresh)
-                if log:
-                    log.loop_timing(t, clock.last_period_s, time.monotonic() - now)
+                    link.send(cmd, self.state)
+                if self.log:
+                    self._log_tick(t, cmd, fresh, link, clock, now)
         except KeyboardInterrupt:
             pass
         if self.state is not None:  # leave the robot damped, not holding the last target
             damping = MotorCommand.damping(self.cfg.safety.damping_kd)
-            damp = lowcmd(damping, self.state.mode_machine)
             for _ in range(5):
-                cmd_writer.write(damp)
+                link.send(damping, self.state)
                 time.sleep(1.0 / self.cfg.rate_hz)
 
-    def _announce(self, before: Mode, start: float) -> None:
+    def _announce(self, before: Mode, start: float, link: Link) -> None:
         """Print (and act on) every transition made since `before` this tick."""
         if self.machine.mode is before:
             return
@@ -247,6 +339,8 @@ class G1Node:
             f"mode {tr.old.value} -> {tr.new.value} ({tr.reason}) at {tr.t - start:.3f} s",
             flush=True,
         )
+        if LIFECYCLE[tr.new.value] != LIFECYCLE[tr.old.value]:
+            link.announce(LIFECYCLE[tr.new.value])
 
     def _open_log(self) -> RolloutLog:
         meta = LogMeta(
@@ -262,15 +356,21 @@ class G1Node:
         )
         return RolloutLog(self.cfg.log_dir, meta)
 
-    def _log_tick(self, log: RolloutLog, t: float, cmd: MotorCommand, fresh: bool) -> None:
-        log.command(t, np.stack([cmd.q, cmd.dq, cmd.kp, cmd.kd, cmd.tau], axis=1))
+    def _log_tick(self, t, cmd, fresh, link: Link, clock: DeadlineClock, now: float) -> None:
+        """Queue this tick's log messages (after the command went out)."""
+        log = self.log
+        if cmd is not None:
+            log.command(t, np.stack([cmd.q, cmd.dq, cmd.kp, cmd.kd, cmd.tau], axis=1))
         if fresh:
             s = self.state
             log.joint_state(t, s.q, s.dq, s.tau_est)
             log.imu(t, s.quat_wxyz, s.gyro, s.accel)
+        for force, torque in link.wrenches():
+            log.wrench(t, force, torque)
+        log.loop_timing(t, clock.last_period_s, time.monotonic() - now)
 
     def summary(self, clock: DeadlineClock) -> dict:
-        return {
+        out = {
             "mode": self.machine.mode.value,
             "transitions": [
                 f"{tr.old.value} -> {tr.new.value} ({tr.reason})" for tr in self.machine.transitions
@@ -280,6 +380,14 @@ class G1Node:
             **clock.jitter_stats(),
             **policy_jitter(self.policy_times, self.meta.control_dt),
         }
+        if self.inference_s:
+            us = np.array(self.inference_s) * 1e6
+            out["inference_p50_us"] = round(float(np.percentile(us, 50)), 1)
+            out["inference_p99_us"] = round(float(np.percentile(us, 99)), 1)
+        if self.log:
+            out["log_dropped"] = self.log.dropped
+            out["log"] = str(self.log.path)
+        return out
 
 
 def policy_jitter(times: list[float], period_s: float) -> dict[str, float]:

@@ -64,6 +64,31 @@ class Sensors:
     rpy: np.ndarray
 
 
+@dataclass(frozen=True)
+class PushSchedule:
+    """Periodic horizontal pushes on the torso: `force_n` for `duration_s` every `every_s`,
+    the first at `first_s`, alternately backward (-x, the robot's initial heading being +x)
+    and forward. A force of 0 means no pushes."""
+
+    force_n: float = 0.0
+    every_s: float = 4.0
+    duration_s: float = 0.2
+    first_s: float = 3.0
+
+    def __post_init__(self):
+        if self.force_n < 0 or self.every_s <= 0 or not 0 < self.duration_s < self.every_s:
+            raise ValueError(
+                f"push schedule needs force >= 0 N, period > 0 s and 0 < duration < period: {self}"
+            )
+
+    def force(self, t: float) -> np.ndarray:
+        """World-frame force (N) at time `t` after the robot was released."""
+        k, phase = divmod(t - self.first_s, self.every_s)
+        if self.force_n == 0 or t < self.first_s or phase >= self.duration_s:
+            return np.zeros(3)
+        return np.array([-self.force_n if k % 2 == 0 else self.force_n, 0.0, 0.0])
+
+
 def quat_to_rpy(q: np.ndarray) -> np.ndarray:
     """Roll, pitch, yaw (rad) of a (w, x, y, z) quaternion."""
     w, x, y, z = q
@@ -105,6 +130,7 @@ class SimG1:
         self.hang = hang
         self.band = band and not hang
         self.pelvis_id = self.model.body("pelvis").id
+        self.torso_id = self.model.body("torso_link").id
         m = self.model
         self.qpos_adr = np.array([m.jnt_qposadr[m.joint(n).id] for n in JOINT_NAMES])
         self.dof_adr = np.array([m.jnt_dofadr[m.joint(n).id] for n in JOINT_NAMES])
@@ -156,6 +182,18 @@ class SimG1:
         if self.band:
             self._pull_band()
         mujoco.mj_step(self.model, self.data)
+
+    def push_torso(self, force: np.ndarray) -> np.ndarray:
+        """Apply a world-frame `force` (N) at the torso's centre of mass until changed; return
+        the same push as a wrench on the pelvis at its centre of mass (force, torque)."""
+        self.data.xfrc_applied[self.torso_id, 0:3] = force
+        arm = self.data.xipos[self.torso_id] - self.data.xipos[self.pelvis_id]
+        return np.concatenate([force, np.cross(arm, force)])
+
+    def release_band(self) -> None:
+        """Let go of the robot: from now on it stands (or falls) on its own."""
+        self.band = False
+        self.data.xfrc_applied[self.pelvis_id] = 0.0
 
     def _pull_band(self) -> None:
         """Spring-damper wrench on the pelvis towards its standing position, upright."""

@@ -12,6 +12,13 @@ applies damping (kp 0, kd 8 on every motor) until commands resume. Unitree does 
 document what the G1's motor drivers do when `rt/lowcmd` stops; this is the safe
 choice a stale-command watchdog makes (Unitree's earlier ROS wrappers switch the motors
 to damping after 50 ms without a command), not a claim about the firmware.
+
+`interface="ros2"` puts the same robot behind ROS 2 topics instead (rt/joint_states,
+rt/imu out; rt/joint_commands in: `ros2_state`), as a ROS 2 robot driver would.
+`pushes` applies periodic torso pushes (`PushSchedule`) once the robot is released and
+publishes each change of the push as geometry_msgs/WrenchStamped on
+`rt/simreal/external_wrench` (on the pelvis at its centre of mass, world frame), which
+the deploy node logs on /wrench.
 """
 
 from __future__ import annotations
@@ -19,19 +26,27 @@ from __future__ import annotations
 import json
 import signal
 import sys
+import time
 from collections import deque
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from simreal.deploy.dds import DdsParticipant, stream_qos
+from simreal.deploy.dds import DdsParticipant, stream_qos, take_raw, topic_name, write_raw
+from simreal.deploy.dds import ros2 as msgs
 from simreal.deploy.dds.unitree_hg import LOWCMD_TOPIC, LOWSTATE_TOPIC, LowCmd_, LowState_
-from simreal.deploy.g1.clock import DeadlineClock
-from simreal.deploy.g1.messages import lowstate, motor_command
-from simreal.deploy.g1.sim_robot import DEFAULT_Q, MotorCommand, SimG1
+from simreal.deploy.g1 import ros2_state
+from simreal.deploy.g1.clock import DeadlineClock, realtime_process
+from simreal.deploy.g1.messages import decode_lowcmd, encode_lowstate
+from simreal.deploy.g1.sim_robot import DEFAULT_Q, MotorCommand, PushSchedule, Sensors, SimG1
+from simreal.robots.g1 import JOINT_NAMES
 from simreal.robots.g1.overlay import Overlay
 
 DAMPING_KD = 8.0
+FALLEN_PELVIS_M = 0.5
+"""Below this pelvis height a standing G1 has fallen (it stands at about 0.79 m)."""
+REPORT_EVERY_S = 5.0
+INTERFACES = ("unitree", "ros2")
 
 
 @dataclass
@@ -43,6 +58,17 @@ class VirtualRobotConfig:
     band: bool = False
     stale_command_s: float = 0.1
     duration_s: float | None = None
+    interface: str = "unitree"
+    pushes: PushSchedule = field(default_factory=PushSchedule)
+    rt_priority: int | None = None
+    """SCHED_FIFO priority of the loop's thread (`clock.realtime_process`); None: normal."""
+    band_release_s: float | None = None
+    """Simulated time (after release) at which the band lets go, as an operator lowers a
+    gantry once the policy balances the robot; None keeps it."""
+
+    def __post_init__(self):
+        if self.interface not in INTERFACES:
+            raise ValueError(f"interface {self.interface!r}: expected one of {INTERFACES}")
 
 
 @dataclass
@@ -79,6 +105,107 @@ class CommandGate:
         return self._current
 
 
+class UnitreeSide:
+    """The G1's own interface: LowCmd_ bytes in (crc checked), LowState_ bytes out."""
+
+    def __init__(self, dds: DdsParticipant):
+        self.state = dds.writer(LOWSTATE_TOPIC, LowState_, stream_qos(reliable=False))
+        self.cmds = dds.reader(LOWCMD_TOPIC, LowCmd_, stream_qos(reliable=False, depth=16))
+
+    def commands(self) -> list[MotorCommand | None]:
+        return [decode_lowcmd(data) for data in take_raw(self.cmds, 16)]
+
+    def publish(self, sensors: Sensors, tick_ms: int, stamp_ns: int) -> None:
+        write_raw(self.state, encode_lowstate(sensors, tick_ms))
+
+
+class Ros2Side:
+    """A ROS 2 robot driver's topics: JointState and Imu out, joint commands in."""
+
+    def __init__(self, dds: DdsParticipant):
+        best_effort = stream_qos(reliable=False)
+        self.joints = dds.writer(topic_name(ros2_state.JOINT_STATES), msgs.JointState, best_effort)
+        self.imu = dds.writer(topic_name(ros2_state.IMU), msgs.Imu, best_effort)
+        self.cmds = dds.reader(
+            topic_name(ros2_state.JOINT_COMMANDS),
+            msgs.Float64MultiArray,
+            stream_qos(reliable=False, depth=16),
+        )
+
+    def commands(self) -> list[MotorCommand | None]:
+        out = []
+        for sample in self.cmds.take(16):
+            if isinstance(sample, msgs.Float64MultiArray):
+                layout = [(d.label, d.size, d.stride) for d in sample.layout.dim]
+                out.append(ros2_state.motor_command(layout, sample.data, JOINT_NAMES))
+        return out
+
+    def publish(self, sensors: Sensors, tick_ms: int, stamp_ns: int) -> None:
+        header = msgs.Header(stamp=msgs.Time.from_ns(stamp_ns), frame_id="pelvis")
+        self.joints.write(
+            msgs.JointState(
+                header=header,
+                name=list(JOINT_NAMES),
+                position=sensors.q.tolist(),
+                velocity=sensors.dq.tolist(),
+                effort=sensors.tau_est.tolist(),
+            )
+        )
+        w, x, y, z = sensors.quat_wxyz.tolist()
+        self.imu.write(
+            msgs.Imu(
+                header=header,
+                orientation=msgs.Quaternion(x=x, y=y, z=z, w=w),
+                angular_velocity=msgs.Vector3(*sensors.gyro.tolist()),
+                linear_acceleration=msgs.Vector3(*sensors.accel.tolist()),
+            )
+        )
+
+
+class FreeStanding:
+    """How long the robot has stood on its own (no band, no gantry) without falling, and
+    how low its pelvis went meanwhile; prints every REPORT_EVERY_S of standing."""
+
+    def __init__(self, robot: SimG1):
+        self.robot = robot
+        self.since: float | None = None
+        self.fell_at: float | None = None
+        self.min_height = np.inf
+        self.reported = 0
+
+    def update(self) -> None:
+        robot = self.robot
+        if robot.band or robot.hang or self.fell_at is not None:
+            return
+        t, height = robot.data.time, robot.pelvis_height
+        self.since = t if self.since is None else self.since
+        self.min_height = min(self.min_height, height)
+        if height < FALLEN_PELVIS_M:
+            self.fell_at = t
+            print(f"fell at {t:.2f} s (pelvis {height:.2f} m)", flush=True)
+        elif t - self.since >= (self.reported + 1) * REPORT_EVERY_S - 1e-9:
+            self.reported += 1
+            print(f"standing free for {self.reported * REPORT_EVERY_S:.1f} s", flush=True)
+
+    def summary(self) -> dict:
+        if self.since is None:
+            return {}
+        end = self.fell_at if self.fell_at is not None else self.robot.data.time
+        return {
+            "free_standing_s": round(end - self.since, 3),
+            "fell_at_s": self.fell_at,
+            "min_free_pelvis_height_m": round(float(self.min_height), 4),
+        }
+
+
+def _wrench_message(wrench: np.ndarray, stamp_ns: int) -> msgs.WrenchStamped:
+    f, m = wrench[:3].tolist(), wrench[3:].tolist()
+    return msgs.WrenchStamped(
+        header=msgs.Header(stamp=msgs.Time.from_ns(stamp_ns), frame_id="world"),
+        wrench=msgs.Wrench(force=msgs.Vector3(*f), torque=msgs.Vector3(*m)),
+    )
+
+
 def run_virtual_robot(cfg: VirtualRobotConfig) -> dict:
     """Run until SIGINT/SIGTERM or `duration_s`; return a summary (also for tests)."""
     dt = 1.0 / cfg.rate_hz
@@ -87,10 +214,17 @@ def run_virtual_robot(cfg: VirtualRobotConfig) -> dict:
     clock = DeadlineClock(dt)
     stopping: list[int] = []
     previous = signal.signal(signal.SIGTERM, lambda signum, frame: stopping.append(signum))
+    pushes, push_force = 0, np.zeros(3)
+    free = FreeStanding(robot)
     with DdsParticipant(cfg.domain_id) as dds:
-        state_writer = dds.writer(LOWSTATE_TOPIC, LowState_, stream_qos(reliable=False))
-        cmd_reader = dds.reader(LOWCMD_TOPIC, LowCmd_, stream_qos(reliable=False, depth=16))
-        print(f"virtual g1 ready: {cfg.rate_hz:g} Hz on DDS domain {cfg.domain_id}", flush=True)
+        side = Ros2Side(dds) if cfg.interface == "ros2" else UnitreeSide(dds)
+        wrench_writer = dds.writer(topic_name(ros2_state.EXTERNAL_WRENCH), msgs.WrenchStamped)
+        scheduling = realtime_process(cfg.rt_priority)
+        print(
+            f"virtual g1 ready: {cfg.rate_hz:g} Hz on DDS domain {cfg.domain_id} "
+            f"({cfg.interface}), {scheduling}",
+            flush=True,
+        )
         ticks, start = 0, None
         try:
             while not stopping:
@@ -98,14 +232,23 @@ def run_virtual_robot(cfg: VirtualRobotConfig) -> dict:
                 start = now if start is None else start
                 if cfg.duration_s is not None and now - start >= cfg.duration_s:
                     break
-                for sample in cmd_reader.take(16):
-                    if isinstance(sample, LowCmd_):
-                        gate.receive(now, motor_command(sample))
+                for cmd in side.commands():
+                    gate.receive(now, cmd)
                 robot.apply(gate.command(now))
                 if gate.state != "waiting":
+                    force = cfg.pushes.force(robot.data.time)
+                    if not np.array_equal(force, push_force):
+                        pushes += bool(force.any())
+                        push_force = force
+                        wrench = robot.push_torso(force)
+                        wrench_writer.write(_wrench_message(wrench, time.time_ns()))
                     robot.step()
+                    if robot.band and robot.data.time >= (cfg.band_release_s or np.inf):
+                        robot.release_band()
+                        print(f"band released at {robot.data.time:.2f} s", flush=True)
+                    free.update()
                 ticks += 1
-                state_writer.write(lowstate(robot.sensors(), round(ticks * dt * 1e3)))
+                side.publish(robot.sensors(), round(ticks * dt * 1e3), time.time_ns())
         except KeyboardInterrupt:
             pass
         finally:
@@ -117,6 +260,8 @@ def run_virtual_robot(cfg: VirtualRobotConfig) -> dict:
         "stale_events": gate.stale_events,
         "sim_time_s": round(robot.data.time, 3),
         "pelvis_height_m": round(robot.pelvis_height, 4),
+        "pushes": pushes,
+        **free.summary(),
         "joint_rmse_to_default_rad": round(
             float(np.sqrt(np.mean((robot.joint_pos - DEFAULT_Q) ** 2))), 4
         ),

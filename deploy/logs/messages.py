@@ -5,7 +5,9 @@ out; the wire format is the same), concatenated with their dependencies the way
 rosbag2 stores them in MCAP schemas: the top-level definition, then for each type it
 uses a line of 80 `=`, a `MSG: pkg/Name` line and that type's definition.
 
-Builders return plain dicts in the shape the CDR encoder of mcap-ros2-support takes.
+Builders return plain dicts in the shape the CDR encoder of mcap-ros2-support takes; the
+messages logged every control tick (joint states, IMU, multi-arrays) are encoded by
+`encode` instead, straight to CDR bytes.
 Quaternions come in simreal's (w, x, y, z) order and go out as ROS's named x, y, z, w.
 """
 
@@ -13,8 +15,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-
-import numpy as np
 
 SEPARATOR = "=" * 80
 
@@ -92,41 +92,6 @@ def quaternion(wxyz: Sequence[float]) -> dict:
     return {"x": x, "y": y, "z": z, "w": w}
 
 
-def _floats(values: np.ndarray | Sequence[float] | None) -> list[float]:
-    return [] if values is None else np.asarray(values, dtype=np.float64).ravel().tolist()
-
-
-def joint_state(time_ns: int, names: Sequence[str], position, velocity, effort) -> dict:
-    """sensor_msgs/JointState; an absent (None) field is sent empty, as ROS allows."""
-    return {
-        "header": header(time_ns),
-        "name": list(names),
-        "position": _floats(position),
-        "velocity": _floats(velocity),
-        "effort": _floats(effort),
-    }
-
-
-UNKNOWN_COVARIANCE = [-1.0] + [0.0] * 8
-"""sensor_msgs/Imu: element 0 of a covariance at -1 marks the quantity as not measured."""
-
-
-def imu(time_ns: int, frame_id: str, orientation_wxyz, angular_velocity, linear_acceleration):
-    return {
-        "header": header(time_ns, frame_id),
-        "orientation": quaternion(orientation_wxyz),
-        "orientation_covariance": [0.0] * 9,
-        "angular_velocity": vector3(angular_velocity),
-        "angular_velocity_covariance": [0.0] * 9,
-        "linear_acceleration": vector3(
-            (0.0, 0.0, 0.0) if linear_acceleration is None else linear_acceleration
-        ),
-        "linear_acceleration_covariance": (
-            UNKNOWN_COVARIANCE if linear_acceleration is None else [0.0] * 9
-        ),
-    }
-
-
 def pose_stamped(time_ns: int, frame_id: str, position, orientation_wxyz) -> dict:
     return {
         "header": header(time_ns, frame_id),
@@ -160,28 +125,6 @@ def parse_labels(label: str) -> list[tuple[str, int]]:
         name, _, size = item.partition(":")
         pairs.append((name, int(size) if size else 1))
     return pairs
-
-
-def multi_array(values, dims: Sequence[str]) -> dict:
-    """std_msgs/Float{32,64}MultiArray of `values` (any shape), one labelled dim per axis.
-
-    Row-major: dim[i].stride is the number of elements spanned by one step along axis i-1,
-    as std_msgs/MultiArrayLayout defines it.
-    """
-    array = np.asarray(values, dtype=np.float64)
-    if array.ndim != len(dims):
-        raise ValueError(f"{len(dims)} dimension labels for an array of shape {array.shape}")
-    strides = np.cumprod(array.shape[::-1])[::-1]
-    return {
-        "layout": {
-            "dim": [
-                {"label": label, "size": int(size), "stride": int(stride)}
-                for label, size, stride in zip(dims, array.shape, strides, strict=True)
-            ],
-            "data_offset": 0,
-        },
-        "data": array.ravel().tolist(),
-    }
 
 
 def string(text: str) -> dict:

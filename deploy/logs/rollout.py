@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from simreal.deploy.logs import encode
 from simreal.deploy.logs import messages as msg
 from simreal.deploy.logs.rosbag2 import LATCHED, STREAM, Qos, Rosbag2Writer
 
@@ -132,10 +133,14 @@ class RolloutLog:
     def time_ns(self, t: float) -> int:
         return self.meta.start_time_ns + round(t * 1e9)
 
-    def _write(self, topic: str, message: dict, t: float) -> None:
+    def _write(self, topic: str, message: dict | bytes, t: float) -> None:
+        """Write a message given as a dict, or as CDR bytes from `encode`."""
         if topic not in self.bag.topics:
             self.bag.add_topic(topic, *TOPICS[topic])
-        self.bag.write(topic, message, self.time_ns(t))
+        if isinstance(message, bytes):
+            self.bag.write_serialized(topic, message, self.time_ns(t))
+        else:
+            self.bag.write(topic, message, self.time_ns(t))
 
     def joint_state(self, t: float, position=None, velocity=None, effort=None) -> None:
         """Measured joints (n_joints,) each, hardware order; None where not measured."""
@@ -143,12 +148,12 @@ class RolloutLog:
         for field, values in (("position", position), ("velocity", velocity), ("effort", effort)):
             if values is not None and np.size(values) != len(names):
                 raise ValueError(f"joint {field}: {np.size(values)} values for {len(names)} joints")
-        message = msg.joint_state(self.time_ns(t), names, position, velocity, effort)
+        message = encode.joint_state(self.time_ns(t), names, position, velocity, effort)
         self._write("/joint_states", message, t)
 
     def imu(self, t: float, orientation, angular_velocity, linear_acceleration=None) -> None:
         """Orientation (w, x, y, z), body-frame rates (rad/s), specific force (m/s^2) or None."""
-        message = msg.imu(
+        message = encode.imu(
             self.time_ns(t), "base", orientation, angular_velocity, linear_acceleration
         )
         self._write("/imu", message, t)
@@ -169,13 +174,13 @@ class RolloutLog:
     def observation(self, t: float, obs) -> None:
         obs = np.ravel(obs)
         label = self._obs_label or f"observation:{obs.size}"
-        self._write("/policy/observation", msg.multi_array(obs, [label]), t)
+        self._write("/policy/observation", encode.multi_array(obs, [label], "<f4"), t)
 
     def action(self, t: float, action) -> None:
         action = np.ravel(action)
         names = self.meta.action_names
         label = msg.labels(names) if len(names) == action.size else f"action:{action.size}"
-        self._write("/policy/action", msg.multi_array(action, [label]), t)
+        self._write("/policy/action", encode.multi_array(action, [label], "<f4"), t)
 
     def command(self, t: float, command) -> None:
         """The low-level command sent: (n_joints,) or (n_joints, n_fields) in hardware units."""
@@ -186,11 +191,13 @@ class RolloutLog:
                 f"command has {command.shape[1]} fields per joint; meta lists {fields}"
             )
         dims = [msg.labels(self.meta.joint_names), msg.labels(fields)]
-        self._write("/lowcmd", msg.multi_array(command, dims), t)
+        self._write("/lowcmd", encode.multi_array(command, dims, "<f8"), t)
 
     def loop_timing(self, t: float, period_s: float, compute_s: float) -> None:
         self._write(
-            "/loop_timing", msg.multi_array([period_s, compute_s], ["period_s,compute_s"]), t
+            "/loop_timing",
+            encode.multi_array([period_s, compute_s], ["period_s,compute_s"], "<f4"),
+            t,
         )
 
     def close(self) -> Path:

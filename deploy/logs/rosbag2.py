@@ -145,6 +145,21 @@ class Rosbag2Writer:
         self._mcap.write_message(
             topic, entry.schema, message, log_time=time_ns, publish_time=time_ns
         )
+        self._count(entry, time_ns)
+
+    def write_serialized(self, topic: str, data: bytes, time_ns: int) -> None:
+        """Append a message already CDR-encoded (`encode`), received at `time_ns`."""
+        entry = self.topics[topic]
+        self._mcap._writer.add_message(
+            channel_id=self._mcap._channel_ids[topic],
+            log_time=time_ns,
+            publish_time=time_ns,
+            sequence=0,
+            data=data,
+        )
+        self._count(entry, time_ns)
+
+    def _count(self, entry: _Topic, time_ns: int) -> None:
         entry.count += 1
         self._start_ns = time_ns if self._start_ns is None else min(self._start_ns, time_ns)
         self._end_ns = max(self._end_ns, time_ns)
