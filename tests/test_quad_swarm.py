@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import onnxruntime as ort
 import torch
 
@@ -64,15 +65,24 @@ def test_starts_and_goals_are_separate_and_at_opposite_ends():
     assert np.all(pos[..., 1] < -3.0) and np.all(env.goal[..., 1] > 3.0)
 
 
-def test_collisions_are_counted_and_spoil_success():
-    env = make(1, num_drones=2, evaluation=True, eval_density=0.0, episode_s=0.2)
+@pytest.mark.parametrize("ends", [True, False])
+def test_collisions_are_counted_and_spoil_success(ends):
+    env = make(
+        1,
+        num_drones=2,
+        evaluation=True,
+        eval_density=0.0,
+        episode_s=0.2,
+        collision_ends_episode=ends,
+    )
     qpos = env.engine.qpos.reshape(1, 2, 7)
     qpos[0, :, 0:3] = env.goal[0]
     qpos[0, 1, 0:3] = qpos[0, 0, 0:3] + [0.1, 0.0, 0.0]  # too close to drone 0
     env.engine.qpos[:] = qpos.reshape(1, -1)
     step = env.step(np.zeros((2, 4)))
-    assert env.collisions.all()
+    np.testing.assert_array_equal(step.terminated, [ends, ends])
     while "episode" not in step.info:
+        assert env.collided.all()
         step = env.step(np.zeros((2, 4)))
     np.testing.assert_array_equal(step.info["episode"]["collision"], 1.0)
     np.testing.assert_array_equal(step.info["episode"]["success"], 0.0)

@@ -52,13 +52,17 @@ class QuadSwarmConfig(QuadrotorConfig):
             "approach": 1.0,
             "at_goal": 0.5,
             "collision": -10.0,
-            "clearance": -2.0,
+            "clearance": -0.5,
             "crash": -20.0,
             "speed": -0.01,
             "ang_vel": -0.002,
         }
     )
     clearance_margin: float = 0.3
+    collision_ends_episode: bool = True
+    """A drone that collides ends its episode like a crash (and restarts from its slot).
+    Success forbids any collision, and a per-step collision penalty alone taught drones
+    that crashing on purpose is the cheaper way out of a collision."""
     """Free space (m) below which the clearance penalty starts, to drones and columns."""
 
     def validate(self) -> None:

@@ -4,7 +4,8 @@ Each simulation holds `num_drones` Crazyflies; PPO sees one row per drone. A dro
 crashes (floor, ceiling, walls, tilting over) ends its own episode and restarts from
 its start slot while the others fly on, so no drone is cut short by a neighbour's
 crash; the simulation restarts when its time runs out. Collisions between drones or
-with columns are penalized and counted. The swarm succeeds when, at the end, every
+with columns are penalized, counted and (by default) end the colliding drones' episodes
+like crashes. The swarm succeeds when, at the end, every
 drone is at its goal and none collided or crashed during the episode.
 """
 
@@ -175,6 +176,8 @@ class QuadSwarmEnv(TaskEnv):
             | (np.abs(pos[..., 1]) > h)
             | (tilt > self.cfg.max_tilt)
         )
+        if self.cfg.collision_ends_episode:
+            self.crashed_now |= self.collisions
 
     def observe(self) -> tuple[np.ndarray, np.ndarray]:
         c = self.cfg
