@@ -92,5 +92,10 @@ def installed_engines() -> tuple[str, ...]:
     """The engines whose packages import here, in ENGINES order."""
     from importlib.util import find_spec
 
-    packages = {"mjbatch": "mjbatch", "pybullet": "pybullet", "warp": "mujoco_warp", "genesis": "genesis"}
+    packages = {
+        "mjbatch": "mjbatch",
+        "pybullet": "pybullet",
+        "warp": "mujoco_warp",
+        "genesis": "genesis",
+    }
     return tuple(name for name in ENGINES if find_spec(packages[name]) is not None)

@@ -214,12 +214,19 @@ def cmd_train(args: argparse.Namespace) -> int:
         if bool(args.task) == bool(args.gym):
             raise ValueError("give a task name or --gym ENV_ID (not both)")
         runner, run_dir = training.new_run(args)
-    print(f"run directory: {run_dir}", flush=True)
+    main_rank = runner.distributed.is_main
+    if main_rank:
+        print(f"run directory: {run_dir}", flush=True)
     try:
         runner.learn()
     except KeyboardInterrupt:
-        print(f"interrupted; checkpoint saved. Resume with: simreal train --resume {run_dir}")
+        if main_rank:
+            print(f"interrupted; checkpoint saved. Resume with: simreal train --resume {run_dir}")
         return 130
+    finally:
+        runner.distributed.close()
+    if not main_rank:
+        return 0
     summary = {
         "run_dir": str(run_dir),
         "stopped_by": runner.stopped_by,
