@@ -55,9 +55,13 @@ EXTRAS = {"pybullet": "test", "warp": "warp", "genesis": "genesis"}
 """The `simreal[...]` extra that installs each engine that is not a core dependency."""
 
 
-def missing_extra(engine: str, package: str) -> ImportError:
+class EngineUnavailableError(ImportError):
+    """An engine whose package is not installed; the message names the extra to install."""
+
+
+def missing_extra(engine: str, package: str) -> EngineUnavailableError:
     """The error for an engine whose package is not installed: it names the extra."""
-    return ImportError(
+    return EngineUnavailableError(
         f"the {engine} engine needs the {package!r} package: "
         f"pip install 'simreal[{EXTRAS[engine]}]'"
     )

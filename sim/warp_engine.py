@@ -72,6 +72,10 @@ class WarpEngine:
         with wp.ScopedDevice(self.device):
             try:
                 self._m = mjw.put_model(model)
+                # Hitting the line-search iteration cap is a speed hint, printed every step.
+                self._m.opt.warn_overflow = int(self._m.opt.warn_overflow) & ~int(
+                    mjw.OverflowType.LS_ITERATIONS
+                )
                 self._d = mjw.put_data(model, data, nworld=num_envs)
             except NotImplementedError as err:
                 raise ValueError(f"MuJoCo Warp cannot simulate this model: {err}") from err

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from simreal import __version__
+from simreal.sim.engine import ENGINES, EngineUnavailableError
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -21,7 +22,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except (ValueError, KeyError, FileNotFoundError, FileExistsError) as err:
+    except (
+        ValueError,
+        KeyError,
+        FileNotFoundError,
+        FileExistsError,
+        EngineUnavailableError,
+    ) as err:
         message = err.args[0] if isinstance(err, KeyError) and err.args else err
         print(f"simreal {args.command}: error: {message}", file=sys.stderr)
         return 2
@@ -48,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--steps", type=int, help="env-step budget")
     s.add_argument("--minutes", type=float, help="wall-time budget")
     s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--engine", default="mjbatch")
+    s.add_argument("--engine", default="mjbatch", choices=ENGINES, help="simulation engine")
     s.add_argument("--arch", choices=("decoupled", "coupled"))
     s.add_argument("--stop-at-return", type=float, help="stop once evaluation reaches this return")
     s.add_argument(
@@ -74,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("policy", type=Path, metavar="RUN_OR_ONNX")
     s.add_argument("--task", help="task (default: the one the policy was trained on)")
     s.add_argument("--episodes", type=int, default=10)
-    s.add_argument("--engine", default="mjbatch")
+    s.add_argument("--engine", default="mjbatch", choices=ENGINES, help="simulation engine")
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--video", type=Path, help="write an MP4 of the first episode")
     s.add_argument(
