@@ -140,7 +140,9 @@ class GenesisEngine:
         try:
             with os.fdopen(fd, "w") as f:
                 f.write(mjcf)
-            self.entity = self.scene.add_entity(gs.morphs.MJCF(file=path))
+            # align=False keeps MuJoCo's body frames (so qpos is the body's pose, as in
+            # MuJoCo) and lets commit_model write centres of mass and inertias.
+            self.entity = self.scene.add_entity(gs.morphs.MJCF(file=path, align=False))
             self.scene.build(n_envs=self.num_envs)
         finally:
             os.unlink(path)
@@ -190,9 +192,24 @@ class GenesisEngine:
         for k in range(substeps):
             if self._site_act.size or pushed:
                 self._apply_wrenches()
-            self.scene.step()
+            self._step_once()
             if self._site_act.size or k == substeps - 1:
                 self._read_state()
+
+    def _step_once(self) -> None:
+        """One scene step. Genesis stops the whole batch with an exception when an
+        environment's forces turn NaN (it checks every few substeps); those environments
+        are restarted from the model's initial state and flagged, the others go on."""
+        try:
+            self.scene.step()
+        except gs.GenesisException as err:
+            failed = self.solver.get_error_envs_mask().cpu().numpy().astype(bool)
+            message = str(err).lower()
+            if not failed.any() or not ("nan" in message or "finite" in message):
+                raise
+            self._read_state()
+            self.qpos[failed] = np.nan
+            self._write_state(np.flatnonzero(failed))
 
     def reset(self, ids: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> None:
         rows = np.arange(self.num_envs)[ids]

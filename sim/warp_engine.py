@@ -105,6 +105,15 @@ class WarpEngine:
             self._download(STATE_FIELDS)
 
     def reset(self, ids: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> None:
+        """Also clears the rest of those worlds' data (warm starts, contacts) with MuJoCo
+        Warp's masked reset, so a world that held NaN starts clean; controls are kept."""
+        rows = np.arange(self.num_envs)[ids]
+        mask = np.zeros(self.num_envs, dtype=bool)
+        mask[rows] = True
+        ctrl = self.ctrl[rows].copy()
+        with wp.ScopedDevice(self.device):
+            mjw.reset_data(self._m, self._d, reset=wp.array(mask, dtype=bool))
+        self.ctrl[rows] = ctrl
         self.qpos[ids] = qpos
         self.qvel[ids] = qvel
         self.act[ids] = 0.0
