@@ -179,6 +179,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("bench", help="run the benchmarks")
     s.add_argument("name", nargs="?", help="one benchmark (default: all)")
+    s.add_argument(
+        "args",
+        nargs=argparse.REMAINDER,
+        help="options for that benchmark, e.g. scale --max-envs 512",
+    )
     s.set_defaults(func=cmd_bench)
     return p
 
@@ -329,8 +334,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if args.name not in names:
             raise ValueError(f"unknown benchmark {args.name!r}; available: {', '.join(names)}")
         scripts = [bench_dir / f"{args.name}.py"]
+    elif args.args:
+        raise ValueError("benchmark options need a benchmark name")
     for script in scripts:
         print(f"== {script.stem}", flush=True)
-        sys.argv = [str(script)]
+        sys.argv = [str(script), *args.args]
         runpy.run_path(str(script), run_name="__main__")
     return 0
