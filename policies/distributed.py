@@ -6,11 +6,15 @@ run is a single process and every hook here is a no-op, so the trainer has one c
 
 What keeps the ranks one model:
 - rank 0's initial parameters are broadcast once;
-- gradients are averaged (one flat all-reduce per minibatch) before clipping, so every
-  rank takes the same optimizer step from the same state;
+- gradients are averaged before clipping, so every rank takes the same optimizer step
+  from the same state; the minibatch KL that drives the adaptive learning rate rides in
+  the same all-reduce (one per minibatch), so every rank sets the same rate;
 - the observation normalizers merge the statistics of every rank's batch (sums in
-  float64), so they stay identical without sending observations;
-- the KL that drives the adaptive learning rate is averaged over ranks;
+  float64) once per rollout, step by step, so they stay identical without sending
+  observations (within a rollout they hold still: under torchrun they lag a single
+  process's by at most one rollout);
+- every synchronization is one collective, few per iteration (a rollout's normalizer
+  statistics, one per minibatch, one stop decision): each waits for the slowest rank.
 - rank 0 decides when to stop (evaluation, budgets) and tells the others.
 
 Backends: NCCL when CUDA is available (one rank per GPU, LOCAL_RANK picks it), else gloo.
@@ -22,7 +26,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -43,6 +47,8 @@ class Distributed:
     world_size: int = 1
     local_rank: int = 0
     backend: str | None = None
+    _pending_stats: list[torch.Tensor] = field(default_factory=list, repr=False)
+    _pending_normalizers: list[EmpiricalNormalization] = field(default_factory=list, repr=False)
 
     @classmethod
     def from_env(cls) -> Distributed:
@@ -109,35 +115,30 @@ class Distributed:
                 dist.broadcast(buffer, src=0)
                 tensor.copy_(buffer)
 
-    def average_gradients(self, module: nn.Module) -> None:
-        """Replace every gradient by its mean over ranks (one flat all-reduce)."""
+    def average_gradients(self, module: nn.Module, scalars: tuple[float, ...] = ()) -> tuple:
+        """Replace every gradient by its mean over ranks, and return the means of
+        `scalars` (e.g. the minibatch KL): one flat all-reduce carries both."""
         if not self.enabled:
-            return
+            return scalars
         params = [p for p in module.parameters() if p.requires_grad]
-        grads = [
-            torch.zeros_like(p) if p.grad is None else p.grad for p in params
-        ]  # every rank sends the same layout
-        flat = torch.cat([g.reshape(-1) for g in grads]).to(self.device)
+        grads = [torch.zeros_like(p) if p.grad is None else p.grad for p in params]
+        flat = torch.cat(
+            [*(g.reshape(-1) for g in grads), torch.tensor(scalars, dtype=grads[0].dtype)]
+        ).to(self.device)
         dist.all_reduce(flat)
-        flat /= self.world_size
-        flat = flat.cpu() if flat.device != params[0].device else flat
+        flat = (flat / self.world_size).to(params[0].device)
         offset = 0
         for p, g in zip(params, grads, strict=True):
             n = g.numel()
-            p.grad = flat[offset : offset + n].view_as(p).to(p.device)
+            p.grad = flat[offset : offset + n].view_as(p).clone()
             offset += n
-
-    def mean(self, value: float) -> float:
-        """The mean of a scalar over ranks."""
-        if not self.enabled:
-            return value
-        t = torch.tensor([value], dtype=torch.float64, device=self.device)
-        dist.all_reduce(t)
-        return float(t.item()) / self.world_size
+        return tuple(float(v) for v in flat[offset:])
 
     def update_normalizers(self, pairs: list[tuple[EmpiricalNormalization, torch.Tensor]]) -> None:
-        """Merge every rank's batch into each normalizer (the same merge on every rank);
-        one all-reduce carries the counts, sums and sums of squares of all of them."""
+        """One rollout step's observations. A single process merges them at once; ranks
+        keep their batch statistics (count, sum, sum of squares, float64) and merge
+        everyone's at `sync_normalizers`, so the normalizers change only between
+        rollouts and one all-reduce per rollout keeps them identical."""
         if not self.enabled:
             for normalizer, x in pairs:
                 normalizer.update(x)
@@ -145,26 +146,30 @@ class Distributed:
         parts = []
         for _, x in pairs:
             x64 = x.detach().to(torch.float64)
-            parts += [
-                torch.tensor([x.shape[0]], dtype=torch.float64),
-                x64.sum(0),
-                x64.square().sum(0),
-            ]
-        stats = torch.cat(parts).to(self.device)
+            parts += [x64.new_tensor([x.shape[0]]), x64.sum(0), x64.square().sum(0)]
+        self._pending_stats.append(torch.cat(parts))
+        self._pending_normalizers = [normalizer for normalizer, _ in pairs]
+
+    def sync_normalizers(self) -> None:
+        """Merge every rank's pending statistics, step by step as one process would."""
+        if not self.enabled or not self._pending_stats:
+            return
+        stats = torch.stack(self._pending_stats).to(self.device)
         dist.all_reduce(stats)
         stats = stats.cpu()
-        offset = 0
-        for normalizer, x in pairs:
-            d = x.shape[1]
-            n = stats[offset]
-            total, squares = (
-                stats[offset + 1 : offset + 1 + d],
-                stats[offset + 1 + d : offset + 1 + 2 * d],
-            )
-            offset += 1 + 2 * d
-            mean = total / n
-            var = (squares / n - mean.square()).clamp_min(0.0)
-            normalizer.merge(int(n), mean.to(x.dtype), var.to(x.dtype))
+        for row in stats:
+            offset = 0
+            for normalizer in self._pending_normalizers:
+                d = normalizer.mean.shape[0]
+                n = row[offset]
+                total = row[offset + 1 : offset + 1 + d]
+                squares = row[offset + 1 + d : offset + 1 + 2 * d]
+                offset += 1 + 2 * d
+                mean = total / n
+                var = (squares / n - mean.square()).clamp_min(0.0)
+                dtype = normalizer.mean.dtype
+                normalizer.merge(int(n), mean.to(dtype), var.to(dtype))
+        self._pending_stats = []
 
     def decide(self, value: Any) -> Any:
         """Rank 0's `value` on every rank (a stop decision, a run directory)."""

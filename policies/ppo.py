@@ -76,6 +76,7 @@ class PPO:
 
     @torch.no_grad()
     def finish_rollout(self, critic_obs: torch.Tensor) -> None:
+        self.distributed.sync_normalizers()
         last_values = self.model.value(critic_obs)
         self.storage.compute_returns(last_values, self.cfg.gamma, self.cfg.lam)
 
@@ -89,9 +90,7 @@ class PPO:
                 log_prob = dist.log_prob(b.actions).sum(-1)
                 values = self.model.value(b.critic_obs)
                 entropy = dist.entropy().sum(-1).mean()
-                kl = self.distributed.mean(self._kl(b.old_mean, b.old_std, dist.mean, dist.stddev))
-                if cfg.schedule == "adaptive":
-                    self._adapt_learning_rate(kl)
+                kl = self._kl(b.old_mean, b.old_std, dist.mean, dist.stddev)
                 ratio = torch.exp(log_prob - b.old_log_prob)
                 surrogate = torch.max(
                     -b.advantages * ratio,
@@ -107,7 +106,11 @@ class PPO:
                 loss = surrogate + cfg.value_coef * value_loss - cfg.entropy_coef * entropy
                 self.optimizer.zero_grad()
                 loss.backward()
-                self.distributed.average_gradients(self.model)
+                # The learning rate only acts in step(): adapting it after backward lets the
+                # ranks' mean KL travel with their gradients.
+                (kl,) = self.distributed.average_gradients(self.model, (kl,))
+                if cfg.schedule == "adaptive":
+                    self._adapt_learning_rate(kl)
                 torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.max_grad_norm)
                 self.optimizer.step()
                 totals["value_loss"] += value_loss.item()

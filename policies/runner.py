@@ -90,7 +90,8 @@ class OnPolicyRunner:
         self.ppo = PPO(
             self.model, cfg.ppo, storage, self.distributed.seed(cfg.seed), self.distributed
         )
-        torch.manual_seed(self.distributed.seed(cfg.seed))
+        if self.distributed.enabled:  # from here on, every rank draws its own numbers
+            torch.manual_seed(self.distributed.seed(cfg.seed))
         self.reward_terms = reward_terms or []
         self.iteration = 0
         self.env_steps = 0

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 WORKER = Path(__file__).with_name("_distributed_worker.py")
 
@@ -65,7 +66,7 @@ def test_single_process_run_needs_no_torchrun(tmp_path):
     assert (single.rank, single.world_size, single.enabled, single.is_main) == (0, 1, False, True)
     assert single.seed(7) == 7
     assert single.decide("x") == "x"
-    assert single.mean(0.25) == 0.25
+    assert single.average_gradients(torch.nn.Linear(2, 1), (0.25,)) == (0.25,)
 
 
 def hover_run(tmp_path: Path, nproc: int, envs: int) -> dict:
