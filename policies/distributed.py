@@ -179,6 +179,17 @@ class Distributed:
         dist.broadcast_object_list(box, src=0)
         return box[0]
 
+    def stop_together(self, reason: str | None) -> str | None:
+        """Rank 0's stop decision on every rank (one small broadcast per iteration); other
+        ranks learn that it stopped, its reason is rank 0's to log."""
+        if not self.enabled:
+            return reason
+        flag = torch.tensor([reason is not None], dtype=torch.int32, device=self.device)
+        dist.broadcast(flag, src=0)
+        if self.is_main or not flag.item():
+            return reason if self.is_main else None
+        return "rank 0 stopped"
+
     def close(self) -> None:
         if self.enabled and dist.is_initialized():
             dist.destroy_process_group()

@@ -244,7 +244,7 @@ class OnPolicyRunner:
                 if logger is not None:
                     logger.write_curve()
             self._check_budget()
-            self.stopped_by = self.distributed.decide(self.stopped_by)
+            self.stopped_by = self.distributed.stop_together(self.stopped_by)
 
     def _maybe_evaluate(self) -> float | None:
         if (

@@ -66,6 +66,8 @@ def test_single_process_run_needs_no_torchrun(tmp_path):
     assert (single.rank, single.world_size, single.enabled, single.is_main) == (0, 1, False, True)
     assert single.seed(7) == 7
     assert single.decide("x") == "x"
+    assert single.stop_together("budget") == "budget"
+    assert single.stop_together(None) is None
     assert single.average_gradients(torch.nn.Linear(2, 1), (0.25,)) == (0.25,)
 
 
@@ -86,6 +88,7 @@ def hover_run(tmp_path: Path, nproc: int, envs: int) -> dict:
 def test_two_ranks_with_half_the_envs_learn_hover_as_well_as_one_rank(tmp_path):
     one = hover_run(tmp_path, 1, 512)
     two = hover_run(tmp_path, 2, 256)
+    print(f"1 rank x 512: {one}; 2 ranks x 256: {two}")
     assert one["steps"] == two["steps"]  # the same total experience
     # 1.2 M steps take an untrained hover (evaluation return ~10) to a few hundred.
     assert one["best"] > 200
