@@ -23,10 +23,13 @@ class EmpiricalNormalization(nn.Module):
     @torch.no_grad()
     def update(self, x: torch.Tensor) -> None:
         """Merge a batch (B, size) into the running statistics (Chan's parallel formula)."""
-        n = x.shape[0]
+        self.merge(x.shape[0], x.mean(dim=0), x.var(dim=0, unbiased=False))
+
+    @torch.no_grad()
+    def merge(self, n: int, batch_mean: torch.Tensor, batch_var: torch.Tensor) -> None:
+        """Merge the statistics of n samples (population variance) into the running ones;
+        distributed training merges the statistics of every rank's batch this way."""
         total = self.count + n
-        batch_mean = x.mean(dim=0)
-        batch_var = x.var(dim=0, unbiased=False)
         delta = batch_mean - self.mean
         w = float(n / total)
         self.mean += w * delta

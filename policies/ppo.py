@@ -6,6 +6,7 @@ import numpy as np
 import torch
 
 from simreal.policies.config import PPOConfig
+from simreal.policies.distributed import Distributed
 from simreal.policies.models import ActorCritic
 from simreal.policies.storage import RolloutStorage
 from simreal.policies.vecenv import StepLike
@@ -14,8 +15,18 @@ LR_BOUNDS = (1e-5, 1e-2)
 
 
 class PPO:
-    def __init__(self, model: ActorCritic, cfg: PPOConfig, storage: RolloutStorage, seed: int):
+    def __init__(
+        self,
+        model: ActorCritic,
+        cfg: PPOConfig,
+        storage: RolloutStorage,
+        seed: int,
+        distributed: Distributed | None = None,
+    ):
+        """`distributed` (torchrun ranks) averages gradients, normalizer statistics and the
+        KL over ranks; `seed` should already differ per rank."""
         self.model = model
+        self.distributed = distributed or Distributed()
         self.cfg = cfg
         self.storage = storage
         self.learning_rate = cfg.learning_rate
@@ -32,7 +43,9 @@ class PPO:
     @torch.no_grad()
     def act(self, obs: torch.Tensor, critic_obs: torch.Tensor) -> torch.Tensor:
         """Sample actions for a rollout step and record what the update will need."""
-        self.model.update_normalizers(obs, critic_obs)
+        self.distributed.update_normalizers(
+            [(self.model.obs_normalizer, obs), (self.model.critic_obs_normalizer, critic_obs)]
+        )
         dist = self.model.distribution(obs)
         actions = dist.mean + dist.stddev * torch.randn(dist.mean.shape, generator=self.generator)
         self._pending = {
@@ -63,6 +76,7 @@ class PPO:
 
     @torch.no_grad()
     def finish_rollout(self, critic_obs: torch.Tensor) -> None:
+        self.distributed.sync_normalizers()
         last_values = self.model.value(critic_obs)
         self.storage.compute_returns(last_values, self.cfg.gamma, self.cfg.lam)
 
@@ -77,8 +91,6 @@ class PPO:
                 values = self.model.value(b.critic_obs)
                 entropy = dist.entropy().sum(-1).mean()
                 kl = self._kl(b.old_mean, b.old_std, dist.mean, dist.stddev)
-                if cfg.schedule == "adaptive":
-                    self._adapt_learning_rate(kl)
                 ratio = torch.exp(log_prob - b.old_log_prob)
                 surrogate = torch.max(
                     -b.advantages * ratio,
@@ -94,6 +106,11 @@ class PPO:
                 loss = surrogate + cfg.value_coef * value_loss - cfg.entropy_coef * entropy
                 self.optimizer.zero_grad()
                 loss.backward()
+                # The learning rate only acts in step(): adapting it after backward lets the
+                # ranks' mean KL travel with their gradients.
+                (kl,) = self.distributed.average_gradients(self.model, (kl,))
+                if cfg.schedule == "adaptive":
+                    self._adapt_learning_rate(kl)
                 torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.max_grad_norm)
                 self.optimizer.step()
                 totals["value_loss"] += value_loss.item()

@@ -15,6 +15,7 @@ from tqdm import tqdm
 
 from simreal.policies.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from simreal.policies.config import TrainConfig
+from simreal.policies.distributed import Distributed
 from simreal.policies.evaluate import evaluate
 from simreal.policies.logger import TrainingLogger
 from simreal.policies.models import ActorCritic
@@ -53,7 +54,12 @@ def _split_parameter_groups(optimizer_state: dict, ppo: PPO) -> dict:
 
 
 class OnPolicyRunner:
-    """Trains an ActorCritic with PPO on `env`, evaluating on `eval_env` when given."""
+    """Trains an ActorCritic with PPO on `env`, evaluating on `eval_env` when given.
+
+    Under torchrun (`distributed` with several ranks) every rank runs this loop on its
+    own `env`; rank 0 alone evaluates, logs, checkpoints and decides when to stop, and
+    step counts are totals over ranks.
+    """
 
     def __init__(
         self,
@@ -62,9 +68,11 @@ class OnPolicyRunner:
         log_dir: Path,
         eval_env: VecEnv | None = None,
         reward_terms: list[str] | None = None,
+        distributed: Distributed | None = None,
     ):
         cfg.validate()
-        torch.manual_seed(cfg.seed)
+        self.distributed = distributed or Distributed()
+        torch.manual_seed(cfg.seed)  # the same initial model everywhere; broadcast below too
         torch.set_num_threads(cfg.torch_threads)
         self.env, self.eval_env, self.cfg, self.log_dir = env, eval_env, cfg, log_dir
         self.structure = getattr(env, "observation_structure", None)
@@ -78,7 +86,12 @@ class OnPolicyRunner:
             env.num_critic_obs,
             env.num_actions,
         )
-        self.ppo = PPO(self.model, cfg.ppo, storage, cfg.seed)
+        self.distributed.broadcast_parameters(self.model)
+        self.ppo = PPO(
+            self.model, cfg.ppo, storage, self.distributed.seed(cfg.seed), self.distributed
+        )
+        if self.distributed.enabled:  # from here on, every rank draws its own numbers
+            torch.manual_seed(self.distributed.seed(cfg.seed))
         self.reward_terms = reward_terms or []
         self.iteration = 0
         self.env_steps = 0
@@ -100,7 +113,10 @@ class OnPolicyRunner:
             "observation_structure": self.structure,
         }
 
-    def save(self) -> Path:
+    def save(self) -> Path | None:
+        """Write a checkpoint (rank 0 only; other ranks hold the same model)."""
+        if not self.distributed.is_main:
+            return None
         state = {
             "model": self.model.state_dict(),
             "optimizer": self.ppo.optimizer.state_dict(),
@@ -130,6 +146,8 @@ class OnPolicyRunner:
         self.env_steps = state["env_steps"]
         self.wall_time_s = state["wall_time_s"]
         self.best_eval_return = state["best_eval_return"]
+        if not self.distributed.is_main:  # its own noise again, not rank 0's
+            self.ppo.generator.manual_seed(self.distributed.seed(self.cfg.seed) + self.iteration)
         return path
 
     def policy_fn(self):
@@ -142,13 +160,15 @@ class OnPolicyRunner:
     def learn(self) -> None:
         """Train until the step or time budget is spent or evaluation reaches the target."""
         cfg = self.cfg
-        logger = TrainingLogger(self.log_dir, self.reward_terms)
+        main = self.distributed.is_main
+        logger = TrainingLogger(self.log_dir, self.reward_terms) if main else None
         bar = tqdm(
             total=cfg.max_env_steps,
             initial=self.env_steps,
             unit="step",
             unit_scale=True,
             dynamic_ncols=True,
+            disable=not main,
         )
         previous = _stop_on_sigterm()
         try:
@@ -161,16 +181,17 @@ class OnPolicyRunner:
                 signal.signal(signal.SIGTERM, previous)
             bar.close()
             self.save()
-            logger.write_curve()
-            logger.close()
+            if logger is not None:
+                logger.write_curve()
+                logger.close()
 
-    def _loop(self, logger: TrainingLogger, bar: tqdm) -> None:
+    def _loop(self, logger: TrainingLogger | None, bar: tqdm) -> None:
         cfg = self.cfg
         obs_np, critic_np = self.env.reset()
         obs, critic_obs = torch.from_numpy(obs_np), torch.from_numpy(critic_np)
         recent_returns: deque[float] = deque(maxlen=100)
         recent_lengths: deque[float] = deque(maxlen=100)
-        batch_steps = cfg.ppo.num_steps_per_env * self.env.num_envs
+        batch_steps = cfg.ppo.num_steps_per_env * self.env.num_envs * self.distributed.world_size
         start = time.perf_counter() - self.wall_time_s
         while self.stopped_by is None:
             t0 = time.perf_counter()
@@ -207,9 +228,10 @@ class OnPolicyRunner:
                 **losses,
                 **{f"reward/{k}": float(np.mean(v)) for k, v in terms.items()},
             }
-            logger.log(row)
-            if eval_return is not None:
-                logger.log_evaluation(self.env_steps, self.last_eval)
+            if logger is not None:
+                logger.log(row)
+                if eval_return is not None:
+                    logger.log_evaluation(self.env_steps, self.last_eval)
             bar.update(batch_steps)
             bar.set_postfix(
                 sps=f"{row['steps_per_s']:.0f}",
@@ -219,11 +241,17 @@ class OnPolicyRunner:
             )
             if self.iteration % cfg.checkpoint_interval == 0:
                 self.save()
-                logger.write_curve()
+                if logger is not None:
+                    logger.write_curve()
             self._check_budget()
+            self.stopped_by = self.distributed.stop_together(self.stopped_by)
 
     def _maybe_evaluate(self) -> float | None:
-        if self.eval_env is None or self.iteration % self.cfg.eval_interval:
+        if (
+            self.eval_env is None
+            or self.iteration % self.cfg.eval_interval
+            or not self.distributed.is_main
+        ):
             return None
         self.model.eval()
         self.last_eval = evaluate(self.eval_env, self.policy_fn())

@@ -49,7 +49,22 @@ class Engine(Protocol):
         """(num_envs,) bool: simulations whose state is not finite or has diverged."""
 
 
-ENGINES: tuple[str, ...] = ("mjbatch", "pybullet")
+ENGINES: tuple[str, ...] = ("mjbatch", "pybullet", "warp", "genesis")
+
+EXTRAS = {"pybullet": "test", "warp": "warp", "genesis": "genesis"}
+"""The `simreal[...]` extra that installs each engine that is not a core dependency."""
+
+
+class EngineUnavailableError(ImportError):
+    """An engine whose package is not installed; the message names the extra to install."""
+
+
+def missing_extra(engine: str, package: str) -> EngineUnavailableError:
+    """The error for an engine whose package is not installed: it names the extra."""
+    return EngineUnavailableError(
+        f"the {engine} engine needs the {package!r} package: "
+        f"pip install 'simreal[{EXTRAS[engine]}]'"
+    )
 
 
 def make_engine(name: str, mjcf: str, num_envs: int, num_threads: int = 0) -> Engine:
@@ -59,7 +74,32 @@ def make_engine(name: str, mjcf: str, num_envs: int, num_threads: int = 0) -> En
 
         return MjBatchEngine.from_xml(mjcf, num_envs, num_threads)
     if name == "pybullet":
-        from simreal.sim.pybullet_engine import PyBulletEngine
-
+        try:
+            from simreal.sim.pybullet_engine import PyBulletEngine
+        except ModuleNotFoundError as err:
+            if err.name != "pybullet":
+                raise
+            raise missing_extra("pybullet", "pybullet") from err
         return PyBulletEngine.from_xml(mjcf, num_envs, num_threads)
+    if name == "warp":
+        from simreal.sim.warp_engine import WarpEngine
+
+        return WarpEngine.from_xml(mjcf, num_envs, num_threads)
+    if name == "genesis":
+        from simreal.sim.genesis_engine import GenesisEngine
+
+        return GenesisEngine.from_xml(mjcf, num_envs, num_threads)
     raise ValueError(f"unknown engine {name!r}; available: {', '.join(ENGINES)}")
+
+
+def installed_engines() -> tuple[str, ...]:
+    """The engines whose packages import here, in ENGINES order."""
+    from importlib.util import find_spec
+
+    packages = {
+        "mjbatch": "mjbatch",
+        "pybullet": "pybullet",
+        "warp": "mujoco_warp",
+        "genesis": "genesis",
+    }
+    return tuple(name for name in ENGINES if find_spec(packages[name]) is not None)

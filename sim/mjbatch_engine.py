@@ -24,7 +24,7 @@ class MjBatchEngine:
     """The default engine: one template model, N integration states."""
 
     def __init__(self, model: mujoco.MjModel, num_envs: int, num_threads: int = 0) -> None:
-        threads = num_threads or min(os.cpu_count() or 1, num_envs)
+        threads = num_threads or min(_usable_cpus(), num_envs)
         self.model = model
         self.batch = mjbatch.Batch(model, num_envs, num_threads=threads)
         self.num_envs = num_envs
@@ -77,3 +77,10 @@ class MjBatchEngine:
             self._warning[:, _BAD_STATE_WARNINGS, 1] = counts
         finite = np.isfinite(self.qpos).all(axis=1) & np.isfinite(self.qvel).all(axis=1)
         return warned | ~finite | (np.abs(self.qvel).max(axis=1) > DIVERGED_QVEL)
+
+
+def _usable_cpus() -> int:
+    """CPUs this process may run on (its affinity, e.g. under taskset), not the machine's."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1

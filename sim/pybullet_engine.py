@@ -51,6 +51,8 @@ import mujoco
 import numpy as np
 import pybullet as p
 
+from simreal.sim.actuation import SUPPORTED_DYNAMICS, ActuatorDynamics
+
 DIVERGED_QVEL = 1e4
 """A velocity above this (m/s or rad/s) means the simulation blew up (as in mjbatch)."""
 
@@ -62,9 +64,6 @@ GRID_SPACING_M = 10.0
 
 SOLVER_ITERATIONS = 50
 """PyBullet's default contact solver iterations, set explicitly."""
-
-MIN_TIME_CONSTANT = 1e-15
-"""MuJoCo's mjMINVAL: the smallest actuator time constant."""
 
 AGREEMENT_POSITION_M = 1e-9
 AGREEMENT_ATTITUDE_DEG = 1e-6
@@ -84,11 +83,6 @@ _BODY_GEOMS = {
     int(mujoco.mjtGeom.mjGEOM_CAPSULE): p.GEOM_CAPSULE,
     int(mujoco.mjtGeom.mjGEOM_CYLINDER): p.GEOM_CYLINDER,
     int(mujoco.mjtGeom.mjGEOM_BOX): p.GEOM_BOX,
-}
-_DYNAMICS = {
-    int(mujoco.mjtDyn.mjDYN_NONE),
-    int(mujoco.mjtDyn.mjDYN_FILTER),
-    int(mujoco.mjtDyn.mjDYN_FILTEREXACT),
 }
 _INTEGRATORS = {int(mujoco.mjtIntegrator.mjINT_EULER), int(mujoco.mjtIntegrator.mjINT_IMPLICITFAST)}
 """Semi-implicit Euler, like PyBullet's; implicitfast equals it without damping."""
@@ -229,16 +223,7 @@ class PyBulletEngine:
         lever = model.site_pos[site] - model.body_ipos[body]
         self._site_lever = np.einsum("uji,uj->ui", rot_inertial, lever)
         self._drives = (body[None, :] == np.arange(1, model.nbody)[:, None]).astype(float)
-        self._ctrl_range = _limits(model.actuator_ctrllimited, model.actuator_ctrlrange)
-        self._force_range = _limits(model.actuator_forcelimited, model.actuator_forcerange)
-        stateful = np.flatnonzero(model.actuator_actadr >= 0)
-        self._stateful = stateful
-        self._act_adr = model.actuator_actadr[stateful]
-        self._act_range = _limits(
-            model.actuator_actlimited[stateful], model.actuator_actrange[stateful]
-        )
-        self._exact = model.actuator_dyntype[stateful] == mujoco.mjtDyn.mjDYN_FILTEREXACT
-        self._early = model.actuator_actearly[stateful].astype(bool)
+        self._dynamics = ActuatorDynamics.of(model)
 
     def _build_bodies(self, model: mujoco.MjModel) -> np.ndarray:
         """The floor planes, then (N, nbody - 1) PyBullet ids of every free body of every copy.
@@ -325,20 +310,10 @@ class PyBulletEngine:
 
     def _actuator_forces(self) -> np.ndarray:
         """(N, nu) actuator forces of this physics step; advances act like mj_step does."""
-        ctrl = _clip(self.ctrl, self._ctrl_range)
-        drive = ctrl
-        if self._stateful.size:
-            act = self.act[:, self._act_adr]
-            tau = np.maximum(
-                self._fields["actuator_dynprm"][:, self._stateful, 0], MIN_TIME_CONSTANT
-            )
-            rate = np.where(self._exact, -np.expm1(-self.physics_dt / tau), self.physics_dt / tau)
-            new = _clip(act + (ctrl[:, self._stateful] - act) * rate, self._act_range)
-            self.act[:, self._act_adr] = new
-            drive = ctrl.copy()
-            drive[:, self._stateful] = np.where(self._early, new, act)
-        force = self._fields["actuator_gainprm"][..., 0] * drive
-        return _clip(force, self._force_range)
+        f = self._fields
+        return self._dynamics.forces(
+            self.ctrl, self.act, f["actuator_dynprm"], f["actuator_gainprm"], self.physics_dt
+        )
 
     def _apply_actuators(self, unit: np.ndarray) -> None:
         wrench = np.einsum("nu,nuk,bu->nbk", self._actuator_forces(), unit, self._drives)
@@ -491,7 +466,7 @@ def check_supported(model: mujoco.MjModel) -> None:
             )
         elif model.actuator_trnid[a, 1] != -1:
             problems.append(f"{actuator}: refsite")
-        if int(model.actuator_dyntype[a]) not in _DYNAMICS:
+        if int(model.actuator_dyntype[a]) not in SUPPORTED_DYNAMICS:
             dyn = _name(mujoco.mjtDyn, model.actuator_dyntype[a])
             problems.append(f"{actuator}: {dyn} dynamics (only none, filter, filterexact)")
         if model.actuator_gaintype[a] != mujoco.mjtGain.mjGAIN_FIXED:
@@ -521,17 +496,6 @@ def _touch(model: mujoco.MjModel, geoms: np.ndarray, others: np.ndarray | list[i
 def _bad_state(qpos: np.ndarray, qvel: np.ndarray, limit: float) -> np.ndarray:
     state = np.concatenate([qpos, qvel], axis=1)
     return ~np.isfinite(state).all(axis=1) | (np.abs(state).max(axis=1) > limit)
-
-
-def _limits(limited: np.ndarray, ranges: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """Lower and upper bounds, infinite where not limited; None if nothing is limited."""
-    if not np.any(limited):
-        return None
-    return np.where(limited, ranges[:, 0], -np.inf), np.where(limited, ranges[:, 1], np.inf)
-
-
-def _clip(values: np.ndarray, bounds: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
-    return values if bounds is None else np.clip(values, *bounds)
 
 
 def _name(enum: type, value: int) -> str:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from simreal import __version__
+from simreal.sim.engine import ENGINES, EngineUnavailableError
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -21,7 +22,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except (ValueError, KeyError, FileNotFoundError, FileExistsError) as err:
+    except (
+        ValueError,
+        KeyError,
+        FileNotFoundError,
+        FileExistsError,
+        EngineUnavailableError,
+    ) as err:
         message = err.args[0] if isinstance(err, KeyError) and err.args else err
         print(f"simreal {args.command}: error: {message}", file=sys.stderr)
         return 2
@@ -48,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--steps", type=int, help="env-step budget")
     s.add_argument("--minutes", type=float, help="wall-time budget")
     s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--engine", default="mjbatch")
+    s.add_argument("--engine", default="mjbatch", choices=ENGINES, help="simulation engine")
     s.add_argument("--arch", choices=("decoupled", "coupled"))
     s.add_argument("--stop-at-return", type=float, help="stop once evaluation reaches this return")
     s.add_argument(
@@ -81,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("policy", type=Path, metavar="RUN_OR_ONNX")
     s.add_argument("--task", help="task (default: the one the policy was trained on)")
     s.add_argument("--episodes", type=int, default=10)
-    s.add_argument("--engine", default="mjbatch")
+    s.add_argument("--engine", default="mjbatch", choices=ENGINES, help="simulation engine")
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--video", type=Path, help="write an MP4 of the first episode")
     s.add_argument(
@@ -223,6 +230,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("bench", help="run the benchmarks")
     s.add_argument("name", nargs="?", help="one benchmark (default: all)")
+    s.add_argument(
+        "args",
+        nargs=argparse.REMAINDER,
+        help="options for that benchmark, e.g. scale --max-envs 512",
+    )
     s.set_defaults(func=cmd_bench)
     return p
 
@@ -267,12 +279,19 @@ def cmd_train(args: argparse.Namespace) -> int:
         if bool(args.task) == bool(args.gym):
             raise ValueError("give a task name or --gym ENV_ID (not both)")
         runner, run_dir = training.new_run(args)
-    print(f"run directory: {run_dir}", flush=True)
+    main_rank = runner.distributed.is_main
+    if main_rank:
+        print(f"run directory: {run_dir}", flush=True)
     try:
         runner.learn()
     except KeyboardInterrupt:
-        print(f"interrupted; checkpoint saved. Resume with: simreal train --resume {run_dir}")
+        if main_rank:
+            print(f"interrupted; checkpoint saved. Resume with: simreal train --resume {run_dir}")
         return 130
+    finally:
+        runner.distributed.close()
+    if not main_rank:
+        return 0
     summary = {
         "run_dir": str(run_dir),
         "stopped_by": runner.stopped_by,
@@ -368,8 +387,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if args.name not in names:
             raise ValueError(f"unknown benchmark {args.name!r}; available: {', '.join(names)}")
         scripts = [bench_dir / f"{args.name}.py"]
+    elif args.args:
+        raise ValueError("benchmark options need a benchmark name")
     for script in scripts:
         print(f"== {script.stem}", flush=True)
-        sys.argv = [str(script)]
+        sys.argv = [str(script), *args.args]
         runpy.run_path(str(script), run_name="__main__")
     return 0

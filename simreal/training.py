@@ -11,6 +11,7 @@ from typing import Any
 from simreal import __version__
 from simreal.config import apply_overrides, from_plain, to_plain
 from simreal.policies import OnPolicyRunner, TrainConfig
+from simreal.policies.distributed import Distributed
 from simreal.rundir import new_run_dir, read_config, write_config
 
 GYM_DEFAULT_ENVS = 16
@@ -43,23 +44,35 @@ def apply_calibration(task_cfg: Any, task: str, calibration: Path | str | None) 
     return dataclasses.replace(task_cfg, calibration=str(path.resolve()))
 
 
-def build_envs(config: dict[str, Any]):
-    """Training and evaluation environments for a run config."""
+def build_envs(config: dict[str, Any], distributed: Distributed | None = None):
+    """Training and evaluation environments for a run config: under torchrun, this rank's
+    simulations (its own seed) and, on rank 0 only, the evaluation environment."""
+    distributed = distributed or Distributed()
     train_cfg = from_plain(TrainConfig, config["train"], "train.")
+    seed = distributed.seed(train_cfg.seed)
+    evaluates = distributed.is_main
     if config.get("gym"):
         from simreal.policies.gym_env import GymVecEnv
 
-        env = GymVecEnv(config["task"], train_cfg.num_envs, seed=train_cfg.seed)
-        eval_env = GymVecEnv(config["task"], train_cfg.eval_episodes, seed=train_cfg.seed + 10_000)
+        env = GymVecEnv(config["task"], train_cfg.num_envs, seed=seed)
+        eval_env = (
+            GymVecEnv(config["task"], train_cfg.eval_episodes, seed=train_cfg.seed + 10_000)
+            if evaluates
+            else None
+        )
         return env, eval_env, train_cfg, []
     from simreal.tasks import get_task, make_env
 
     spec = get_task(config["task"])
     task_cfg = from_plain(spec.config_cls, config["task_config"], "task.")
-    env = make_env(spec.name, task_cfg, train_cfg.num_envs, config["engine"], train_cfg.seed)
+    env = make_env(spec.name, task_cfg, train_cfg.num_envs, config["engine"], seed)
     eval_cfg = dataclasses.replace(task_cfg, evaluation=True)
-    eval_env = make_env(
-        spec.name, eval_cfg, train_cfg.eval_episodes, config["engine"], train_cfg.seed + 10_000
+    eval_env = (
+        make_env(
+            spec.name, eval_cfg, train_cfg.eval_episodes, config["engine"], train_cfg.seed + 10_000
+        )
+        if evaluates
+        else None
     )
     terms = [name for name, weight in env.reward_weights().items() if weight != 0.0]
     return env, eval_env, train_cfg, terms
@@ -103,19 +116,33 @@ def new_run(args: argparse.Namespace) -> tuple[OnPolicyRunner, Path]:
         "task_config": task_plain,
         "train": to_plain(train_cfg),
     }
-    env, eval_env, train_cfg, terms = build_envs(config)
+    distributed = Distributed.from_env()
+    distributed.check_same_config(_compared(config))
+    env, eval_env, train_cfg, terms = build_envs(config, distributed)
     weights = None
     if getattr(args, "init_from", None) is not None:  # checked before the run dir exists
         ckpt, weights = warm_start_weights(
             args.init_from, env, train_cfg.model, None if args.gym else name
         )
         config["init_from"] = str(ckpt)
-    run_dir = new_run_dir(args.out, name.replace("/", "_"), train_cfg.seed)
-    write_config(run_dir, config)
-    runner = OnPolicyRunner(env, train_cfg, run_dir, eval_env=eval_env, reward_terms=terms)
+    run_dir = None
+    if distributed.is_main:
+        run_dir = new_run_dir(args.out, name.replace("/", "_"), train_cfg.seed)
+        if distributed.enabled:
+            config = {**config, "world_size": distributed.world_size}
+        write_config(run_dir, config)
+    run_dir = Path(distributed.decide(None if run_dir is None else str(run_dir)))
+    runner = OnPolicyRunner(
+        env, train_cfg, run_dir, eval_env=eval_env, reward_terms=terms, distributed=distributed
+    )
     if weights is not None:
         runner.model.load_state_dict(weights)
     return runner, run_dir
+
+
+def _compared(config: dict[str, Any]) -> dict[str, Any]:
+    """What torchrun ranks must agree on: everything but the command line's spelling."""
+    return {key: value for key, value in config.items() if key != "command"}
 
 
 def warm_start_weights(source: Path, env, model_cfg, task: str | None) -> tuple[Path, dict]:
@@ -189,11 +216,18 @@ def _check_observation_prefix(ckpt: Path, task: str) -> None:
 def resume_run(run_dir: Path, steps: int | None, minutes: float | None) -> OnPolicyRunner:
     """Continue a run where its last checkpoint left it; budgets may be raised."""
     config = read_config(run_dir)
-    env, eval_env, train_cfg, terms = build_envs(config)
+    distributed = Distributed.from_env()
+    config.pop("world_size", None)
+    distributed.check_same_config(
+        {**_compared(config), "resume": {"steps": steps, "minutes": minutes}}
+    )
+    env, eval_env, train_cfg, terms = build_envs(config, distributed)
     if steps is not None:
         train_cfg.max_env_steps = steps
     if minutes is not None:
         train_cfg.max_minutes = minutes
-    runner = OnPolicyRunner(env, train_cfg, run_dir, eval_env=eval_env, reward_terms=terms)
+    runner = OnPolicyRunner(
+        env, train_cfg, run_dir, eval_env=eval_env, reward_terms=terms, distributed=distributed
+    )
     runner.resume()
     return runner
