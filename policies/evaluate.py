@@ -48,4 +48,7 @@ def evaluate(env: VecEnv, policy: Policy, max_steps: int = 100_000) -> dict:
     for key, values in ended.items():
         if key not in ("return", "length"):
             out[key.replace("/", "_")] = float(np.mean(values))
+    summarize = getattr(env, "summarize_episodes", None)
+    if summarize is not None:
+        out.update(summarize(ended))  # task statistics beyond means, e.g. spreads
     return out

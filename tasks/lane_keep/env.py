@@ -79,7 +79,6 @@ class LaneKeepEnv(TaskEnv):
         )
         n = num_envs
         self.chassis = int(self.engine.model.body(CHASSIS_BODY).id) if engine == "mjbatch" else 1
-        self.beams = lidar_mod.beam_directions(cfg.lidar.beams, cfg.lidar.fov_deg)
         self.road = np.zeros(n, dtype=np.int64)
         self.idx = np.zeros(n, dtype=np.int64)
         self.action = np.zeros((n, 2))
@@ -214,7 +213,14 @@ class LaneKeepEnv(TaskEnv):
             yaw = q[:, 2]
             origin = q[:, 0:2] + c.forward_m * np.stack([np.cos(yaw), np.sin(yaw)], axis=1)
             ranges = lidar_mod.scan(
-                self.bank, self.road[stale], self.idx[stale], origin, yaw, self.beams, c.max_range_m
+                self.bank,
+                self.road[stale],
+                self.idx[stale],
+                origin,
+                yaw,
+                c.fov_deg,
+                c.beams,
+                c.max_range_m,
             )
             if c.noise_std_m > 0:
                 ranges = ranges + self.rng.normal(0.0, c.noise_std_m, ranges.shape)

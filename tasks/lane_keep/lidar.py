@@ -4,8 +4,7 @@ mjbatch offers batched `mj_ray`, but each simulation here drives its own road: r
 edges and obstacles would have to be MuJoCo geoms placed per simulation (hundreds of
 edge segments each, every one tested by every ray). Casting in NumPy against only the
 edge segments near the car (a window of the road) and the obstacle boxes is cheaper,
-and exact for the piecewise-linear edges. The rays lie in the car's frame, so the
-segments are moved into it once per step and the 180 beam directions stay constants.
+and exact for the piecewise-linear edges.
 """
 
 from __future__ import annotations
@@ -14,8 +13,9 @@ import numpy as np
 
 from simreal.tasks.lane_keep.roads import RoadBank
 
-EDGE_STEP_M = 1.0
-"""Edge segments are 1 m long (every other stored centreline point)."""
+EDGE_STEP_M = 2.0
+"""Edge segments are 2 m long: on the tightest allowed curve (25 m radius) a 2 m chord
+lies within 2 cm of the true edge, the LiDAR's own noise level."""
 
 
 def beam_directions(beams: int, fov_deg: float) -> np.ndarray:
@@ -53,30 +53,52 @@ def cast(
     yaw: np.ndarray,
     start: np.ndarray,
     end: np.ndarray,
-    directions: np.ndarray,
+    fov_deg: float,
+    beams: int,
     max_range: float,
 ) -> np.ndarray:
     """(N, beams) distance to the first segment each beam hits, max_range if none.
 
-    origin (N, 2), yaw (N,), start/end (N, S, 2) world frame; directions (beams, 2) in
-    the sensor frame. Solves origin + t d = start + u (end - start) for t > 0, u in [0, 1].
+    origin (N, 2), yaw (N,), start/end (N, S, 2) world frame; beams evenly spaced over
+    fov_deg centred straight ahead (as `beam_directions`). Instead of testing every
+    beam against every segment, each segment is intersected only with the beams inside
+    the angle it subtends from the sensor (a polar rasterization): about 20 times fewer
+    beam-segment pairs for a road, with the same result.
     """
-    c, s = np.cos(yaw)[:, None], np.sin(yaw)[:, None]
-    rel = (start - origin[:, None]).astype(np.float32)
-    ax = c * rel[..., 0] + s * rel[..., 1]
-    ay = -s * rel[..., 0] + c * rel[..., 1]
-    e = (end - start).astype(np.float32)
-    ex = c * e[..., 0] + s * e[..., 1]
-    ey = -s * e[..., 0] + c * e[..., 1]
-    dx = directions[:, 0].astype(np.float32)[None, :, None]
-    dy = directions[:, 1].astype(np.float32)[None, :, None]
-    ax, ay, ex, ey = (v[:, None, :] for v in (ax, ay, ex, ey))
-    denom = dx * ey - dy * ex
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = (ax * ey - ay * ex) / denom
-        u = (ax * dy - ay * dx) / denom
-    hit = (t > 0) & (u >= 0) & (u <= 1)
-    return np.minimum(np.where(hit, t, np.inf).min(axis=2), max_range)
+    n, s = start.shape[:2]
+    c, si = np.cos(yaw)[:, None], np.sin(yaw)[:, None]
+    rel = start - origin[:, None]
+    ax = c * rel[..., 0] + si * rel[..., 1]
+    ay = -si * rel[..., 0] + c * rel[..., 1]
+    rel_b = end - origin[:, None]
+    bx = c * rel_b[..., 0] + si * rel_b[..., 1]
+    by = -si * rel_b[..., 0] + c * rel_b[..., 1]
+    ta, tb = np.arctan2(ay, ax), np.arctan2(by, bx)
+    sweep = (tb - ta + np.pi) % (2 * np.pi) - np.pi
+    low = ta + np.minimum(sweep, 0.0)
+    a0 = -np.deg2rad(fov_deg) / 2
+    step = np.deg2rad(fov_deg) / max(beams - 1, 1)
+    out = np.full(n * beams, np.inf)
+    for shift in (0.0, -2 * np.pi, 2 * np.pi):  # intervals that cross the +-pi cut
+        lo = np.ceil((low + shift - a0) / step - 1e-9).astype(np.int64)
+        hi = np.floor((low + shift + np.abs(sweep) - a0) / step + 1e-9).astype(np.int64)
+        lo, hi = np.maximum(lo, 0), np.minimum(hi, beams - 1)
+        span = np.maximum(hi - lo + 1, 0).ravel()
+        total = int(span.sum())
+        if not total:
+            continue
+        pair_seg = np.repeat(np.arange(n * s), span)
+        first = np.cumsum(span) - span
+        beam = lo.ravel()[pair_seg] + np.arange(total) - np.repeat(first, span)
+        angle = a0 + beam * step
+        dx, dy = np.cos(angle), np.sin(angle)
+        px, py = ax.ravel()[pair_seg], ay.ravel()[pair_seg]
+        ex, ey = bx.ravel()[pair_seg] - px, by.ravel()[pair_seg] - py
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = (px * ey - py * ex) / (dx * ey - dy * ex)
+        t = np.where(t > 0, t, np.inf)
+        np.minimum.at(out, (pair_seg // s) * beams + beam, t)
+    return np.minimum(out.reshape(n, beams), max_range)
 
 
 def scan(
@@ -85,12 +107,13 @@ def scan(
     idx: np.ndarray,
     origin: np.ndarray,
     yaw: np.ndarray,
-    directions: np.ndarray,
+    fov_deg: float,
+    beams: int,
     max_range: float,
 ) -> np.ndarray:
     """(N, beams) ranges (m) to road edges and obstacles, noiseless."""
-    es, ee = edge_segments(bank, road, idx, behind_m=4.0, ahead_m=max_range + 2.0)
+    es, ee = edge_segments(bank, road, idx, behind_m=2.0, ahead_m=max_range + 2.0)
     os_, oe = obstacle_segments(bank, road)
     start = np.concatenate([es, os_], axis=1)
     end = np.concatenate([ee, oe], axis=1)
-    return cast(origin, yaw, start, end, directions, max_range)
+    return cast(origin, yaw, start, end, fov_deg, beams, max_range)

@@ -9,7 +9,7 @@ the lane width may narrow over a stretch. Obstacles (parked cars, cones) stand i
 left lane or on the shoulders, or, when asked, in the car's own lane.
 
 A seed whose road is self-intersecting, or curves tighter than the car can turn,
-raises `InvalidRoad` with the reason; banks skip such seeds and count them.
+raises `InvalidRoadError` with the reason; banks skip such seeds and count them.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ OBSTACLE_SIZE = {"cone": (0.2, 0.2), "parked_car": (2.2, 0.95)}
 PLACES = ("ego_lane", "left_lane", "right_shoulder", "left_shoulder")
 
 
-class InvalidRoad(ValueError):
+class InvalidRoadError(ValueError):
     """A road seed that gives an unusable road; the message says why."""
 
 
@@ -134,10 +134,10 @@ def integrate(kappa: np.ndarray, ds: float) -> tuple[np.ndarray, np.ndarray]:
 def check_road(
     seed: int, xy: np.ndarray, kappa: np.ndarray, width: np.ndarray, ds: float, limit: float
 ) -> None:
-    """Raise InvalidRoad if the road curves beyond `limit` (1/m) or comes back onto itself."""
+    """Raise InvalidRoadError if the road curves beyond `limit` (1/m) or comes back onto itself."""
     worst = int(np.argmax(np.abs(kappa)))
     if abs(kappa[worst]) > limit:
-        raise InvalidRoad(
+        raise InvalidRoadError(
             f"road seed {seed}: curvature {abs(kappa[worst]):.3f} 1/m at s = {worst * ds:.0f} m "
             f"is beyond the car's turning limit {limit:.3f} 1/m"
         )
@@ -150,7 +150,7 @@ def check_road(
     close = far_along & (dist < clearance)
     if close.any():
         a, b = np.argwhere(close)[0]
-        raise InvalidRoad(
+        raise InvalidRoadError(
             f"road seed {seed}: self-intersecting: s = {s[a]:.0f} m passes {dist[a, b]:.1f} m "
             f"from s = {s[b]:.0f} m (needs {clearance:.1f} m)"
         )
@@ -192,7 +192,7 @@ def place_obstacles(
 
 
 def generate_road(seed: int, cfg: RoadConfig, max_curvature: float) -> Road:
-    """The road of `seed`; raises InvalidRoad naming the reason when it is unusable.
+    """The road of `seed`; raises InvalidRoadError naming the reason when it is unusable.
 
     `max_curvature` is the car's kinematic turning limit (1/m)."""
     rng = np.random.default_rng(seed)
@@ -246,7 +246,7 @@ def build_bank(seeds, count: int, cfg: RoadConfig, max_curvature: float) -> Road
             break
         try:
             roads.append(generate_road(int(seed), cfg, max_curvature))
-        except InvalidRoad as err:
+        except InvalidRoadError as err:
             rejected[int(seed)] = str(err)
             if len(rejected) > max(2 * count, 20):
                 raise ValueError(
@@ -286,7 +286,7 @@ def obstacle_corners(
     obstacles: np.ndarray, xy: np.ndarray, heading: np.ndarray, ds: float
 ) -> np.ndarray:
     """(B, K, 4, 2) footprints aligned with the road at each obstacle's arc length."""
-    b, k, _ = obstacles.shape
+    b = obstacles.shape[0]
     idx = np.clip(np.round(obstacles[:, :, 0] / ds).astype(int), 0, xy.shape[1] - 1)
     rows = np.arange(b)[:, None]
     centre_line = xy[rows, idx]
