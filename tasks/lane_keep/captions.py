@@ -1,7 +1,7 @@
 """Ground-truth scene captions as fixed-slot token sequences, batched over simulations.
 
 A caption is ten words in a fixed template, e.g.
-"road curves left sharply obstacle left-lane near lane narrows surface slippery"; each
+"road curves left sharply obstacle left-lane near lane narrows slippery"; each
 slot takes one word from a small vocabulary, so captions for all simulations are built
 with array operations and decode back to text for people and for comparison with a
 captioning model's output. Token 0 pads, token 1 stands for an unknown word.
