@@ -279,3 +279,49 @@ def test_eval_cli_runs_the_pid_baseline(tmp_path: Path):
         "mean_speed_mps",
     ):
         assert key in metrics
+
+
+def save_tiny_blip(path: Path) -> None:
+    """A randomly initialised BLIP captioner, small enough to build in a test, whose
+    tokenizer knows the caption vocabulary: real transformers classes, local files."""
+    tf = pytest.importorskip("transformers")
+    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    words += [w for w in cap.VOCAB if not w.startswith("<")]
+    path.mkdir()
+    (path / "vocab.txt").write_text("\n".join(words) + "\n")
+    tokenizer = tf.BertTokenizer(str(path / "vocab.txt"), do_lower_case=True)
+    images = tf.BlipImageProcessor(size={"height": 64, "width": 64})
+    tf.BlipProcessor(image_processor=images, tokenizer=tokenizer).save_pretrained(path)
+    small = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1}
+    config = tf.BlipConfig(
+        vision_config={**small, "num_attention_heads": 2, "image_size": 64, "patch_size": 16},
+        text_config={
+            **small,
+            "num_attention_heads": 2,
+            "vocab_size": len(words),
+            "encoder_hidden_size": 32,
+            "bos_token_id": 2,
+            "eos_token_id": 3,
+            "sep_token_id": 3,
+            "pad_token_id": 0,
+            "max_position_embeddings": 64,
+        },
+    )
+    torch.manual_seed(0)
+    tf.BlipForConditionalGeneration(config).save_pretrained(path)
+
+
+@pytest.mark.slow
+def test_blip_captions_the_rendered_camera_image(tmp_path: Path):
+    save_tiny_blip(tmp_path / "blip")
+    env = make(
+        2,
+        evaluation=True,
+        semantic=SemanticConfig(provider="blip", blip_weights=str(tmp_path / "blip")),
+    )
+    obs, _ = env.observe()
+    assert len(env.encoder.last_text) == 2 and all(env.encoder.last_text)
+    tokens = obs[:, -cap.NUM_TOKENS :]
+    np.testing.assert_array_equal(tokens, env.tokens)
+    known = (tokens > 1).mean()  # the tiny model only knows caption words
+    assert known > 0.5 and tokens.max() < len(cap.VOCAB)

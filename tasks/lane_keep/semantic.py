@@ -76,6 +76,9 @@ class BlipEncoder:
             raise ImportError(
                 "task.semantic.provider=blip needs transformers: pip install 'simreal[blip]'"
             ) from err
+        from simreal.sim.render import select_gl_backend
+
+        select_gl_backend()  # the camera renders offscreen
         self.processor = BlipProcessor.from_pretrained(path, local_files_only=True)
         self.model = BlipForConditionalGeneration.from_pretrained(path, local_files_only=True)
         self.model.eval()
