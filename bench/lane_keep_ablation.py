@@ -37,6 +37,7 @@ METRICS = (
     "off_road_rate",
     "mean_speed_mps",
     "return_mean",
+    "reward_semantic",
 )
 
 
@@ -103,14 +104,16 @@ def main(argv: list[str] | None = None) -> None:
     }
     (args.results / "ablation.json").write_text(json.dumps(summary, indent=2) + "\n")
     lines = [
-        "| row | lateral RMSE (m) | std (m) | NRMSE | collision rate | off-road rate | mean speed (m/s) |",
-        "|---|---|---|---|---|---|---|",
+        "| row | lateral RMSE (m) | std (m) | NRMSE | collision rate | off-road rate "
+        "| mean speed (m/s) | return | semantic term |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for row, m in table.items():
         lines.append(
             f"| {row} | {m['lateral_rmse_m']:.3f} | {m['lateral_rmse_std_m']:.3f} | "
             f"{m['nrmse']:.4f} | {100 * m['collision_rate']:.0f} % | "
-            f"{100 * m['off_road_rate']:.0f} % | {m['mean_speed_mps']:.2f} |"
+            f"{100 * m['off_road_rate']:.0f} % | {m['mean_speed_mps']:.2f} | "
+            f"{m['return_mean']:.1f} | {m['reward_semantic']:.1f} |"
         )
     (args.results / "ablation.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
