@@ -53,7 +53,8 @@ def chassis_xml(p: CarParams) -> str:
       <inertial pos="0 0 0" mass="{p.mass - 2}" diaginertia="400 2000 {p.yaw_inertia}"/>
       <geom type="box" size="{p.length / 2} {p.width / 2} 0.35" pos="{(a - b) / 2} 0 0.35"
             rgba="0.15 0.35 0.8 1" contype="0" conaffinity="0" mass="0"/>
-      <camera name="front" pos="{a} 0 1.0" xyaxes="0 -1 0 0.15 0 1" fovy="70"/>
+      <camera name="front" pos="{(a - b) / 2 + p.length / 2 + 0.05} 0 0.9" xyaxes="0 -1 0 0.15 0 1"
+              fovy="70"/>
 {wheels}
     </body>
 """
@@ -75,13 +76,19 @@ def build_mjcf(
     return f"""<mujoco model="car">
   <compiler angle="radian"/>
   <option timestep="{physics_dt}" gravity="0 0 0" integrator="implicitfast"/>
-  <visual><global offwidth="640" offheight="480"/></visual>
+  <visual>
+    <global offwidth="640" offheight="480"/>
+    <headlight ambient="0.3 0.3 0.3"/>
+    <map znear="0.0005"/>
+    <rgba haze="0.6 0.75 0.9 1"/>
+  </visual>
   <asset>
     <texture name="grass" type="2d" builtin="flat" rgb1="0.3 0.5 0.25" width="8" height="8"/>
     <material name="grass" texture="grass"/>
+    <texture type="skybox" builtin="gradient" rgb1="0.6 0.75 0.95" rgb2="0.9 0.95 1" width="32" height="32"/>
   </asset>
   <worldbody>
-    <light pos="0 0 50" dir="0 0 -1" directional="true"/>
+    <light pos="0 0 50" dir="0 0 -1" directional="true" castshadow="false"/>
     <geom name="ground" type="plane" size="0 0 1" material="grass" contype="0" conaffinity="0"/>
 {world_xml}
 {chassis_xml(p)}
