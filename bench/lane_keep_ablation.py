@@ -9,7 +9,7 @@ exported, re-evaluated from the ONNX file, and copied with its learning curve,
 metrics and config into the results folder, beside `ablation.json` and `ablation.md`.
 
     python bench/lane_keep_ablation.py [--steps 1500000] [--seed 0] [--out runs/lane-keep-ablation]
-        [--results results/lane-keep] [--skip-train]
+        [--results results/lane-keep] [--skip-train] [--task-set task.FIELD=VALUE ...]
 
 `--skip-train` evaluates the newest existing run of each row under --out.
 """
@@ -48,10 +48,10 @@ def simreal(*args: str) -> str:
     return proc.stdout
 
 
-def train(row: str, steps: int, seed: int, out: Path) -> Path:
+def train(row: str, steps: int, seed: int, out: Path, task_set: list[str]) -> Path:
     stdout = simreal(
         "train", "lane-keep", "--steps", str(steps), "--seed", str(seed),
-        "--out", str(out / row), *ROWS[row],
+        "--out", str(out / row), *task_set, *ROWS[row],
     )  # fmt: skip
     return Path(stdout.strip().splitlines()[-1])
 
@@ -75,7 +75,16 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--out", type=Path, default=Path("runs/lane-keep-ablation"))
     p.add_argument("--results", type=Path, default=Path("results/lane-keep"))
     p.add_argument("--skip-train", action="store_true")
+    p.add_argument(
+        "--task-set",
+        action="append",
+        default=[],
+        metavar="task.FIELD=VALUE",
+        help="a task variant for every row and the PID baseline, "
+        "e.g. task.road.ego_lane_obstacle_prob=0.5",
+    )
     args = p.parse_args(argv)
+    task_set = [arg for item in args.task_set for arg in ("--set", item)]
     args.results.mkdir(parents=True, exist_ok=True)
     table: dict[str, dict] = {}
     for row in ROWS:
@@ -87,7 +96,7 @@ def main(argv: list[str] | None = None) -> None:
         metrics = evaluate(str(run), args.results / f"eval_{row}.json")
         table[row] = {"run": str(run), **{k: metrics[k] for k in METRICS}}
         print(row, json.dumps(table[row]), flush=True)
-    pid = evaluate("baseline:pid", args.results / "eval_pid.json", "--task", "lane-keep")
+    pid = evaluate("baseline:pid", args.results / "eval_pid.json", "--task", "lane-keep", *task_set)
     table["pid_alone"] = {"run": "baseline:pid", **{k: pid[k] for k in METRICS}}
     full = Path(table["full"]["run"])
     simreal("export", str(full))
@@ -98,6 +107,7 @@ def main(argv: list[str] | None = None) -> None:
         "command": "python bench/lane_keep_ablation.py " + " ".join(sys.argv[1:]),
         "steps_per_row": args.steps,
         "seed": args.seed,
+        "task_set": args.task_set,
         "held_out_roads": 100,
         "rows": table,
         "onnx_lateral_rmse_m": onnx["lateral_rmse_m"],
