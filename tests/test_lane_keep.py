@@ -325,3 +325,20 @@ def test_blip_captions_the_rendered_camera_image(tmp_path: Path):
     np.testing.assert_array_equal(tokens, env.tokens)
     known = (tokens > 1).mean()  # the tiny model only knows caption words
     assert known > 0.5 and tokens.max() < len(cap.VOCAB)
+
+
+@pytest.mark.slow
+def test_train_export_and_evaluate_from_the_cli(tmp_path: Path):
+    import subprocess
+    import sys
+
+    def run(*args: str) -> str:
+        cmd = [sys.executable, "-m", "simreal", *args]
+        return subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+
+    out = run("train", "lane-keep", "--steps", "8192", "--envs", "16", "--out", str(tmp_path))
+    run_dir = Path(out.strip().splitlines()[-1])
+    run("export", str(run_dir))
+    metrics = json.loads(run("eval", str(run_dir / "policy.onnx"), "--episodes", "4"))
+    assert metrics["task"] == "lane-keep" and metrics["episodes"] == 4
+    assert 0.0 <= metrics["collision_rate"] <= 1.0 and metrics["lateral_rmse_m"] >= 0.0
