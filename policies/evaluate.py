@@ -52,4 +52,7 @@ def evaluate(env: VecEnv, policy: Policy, max_steps: int = 100_000) -> dict:
         if key not in ("return", "length"):
             reduce = np.max if reductions.get(key) == "max" else np.mean
             out[key.replace("/", "_")] = float(reduce(values))
+    summarize = getattr(env, "summarize_episodes", None)
+    if summarize is not None:
+        out.update(summarize(ended))  # task statistics beyond means, e.g. spreads
     return out

@@ -7,6 +7,7 @@ critic sees what the policy sees. Only Box action spaces fit the Gaussian policy
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +42,12 @@ class GymVecEnv:
     def __init__(self, env_id: str, num_envs: int, seed: int = 0):
         if num_envs < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+        module, sep, name = env_id.rpartition(":")
+        if sep:
+            # Gymnasium's "module:EnvId": importing the module registers its environments
+            # (e.g. highway_env:lane-keeping-v0).
+            importlib.import_module(module)
+            env_id = name
         if env_id not in gymnasium.registry:
             raise ValueError(
                 f"unknown Gymnasium id {env_id!r}; registered: "

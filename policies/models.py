@@ -14,13 +14,18 @@ from torch.distributions import Normal
 
 from simreal.policies.attention import EntityAttention
 from simreal.policies.config import ModelConfig
+from simreal.policies.embedding import TokenEmbedding, raw_columns
 from simreal.policies.normalizer import EmpiricalNormalization
 
 ACTIVATIONS = {"elu": nn.ELU, "tanh": nn.Tanh, "relu": nn.ReLU}
 
 
 def body(n_in: int, hidden: tuple[int, ...], n_out: int, cfg: ModelConfig, structure: dict | None):
-    """An MLP, behind an entity-attention encoder when the observation has a structure."""
+    """An MLP, behind an entity-attention encoder when the observation has a structure
+    (or behind a token embedding when the structure declares caption tokens)."""
+    if structure is not None and "embedding" in structure:
+        embed = TokenEmbedding(structure, n_in)
+        return nn.Sequential(embed, mlp(embed.out_size, hidden, n_out, cfg.activation))
     if structure is None or cfg.encoder == "mlp":
         return mlp(n_in, hidden, n_out, cfg.activation)
     encoder = EntityAttention(structure, cfg.attention_dim, ACTIVATIONS[cfg.activation])
@@ -104,7 +109,7 @@ class ActorCritic(nn.Module):
         n_actions = sum(len(idx) for idx in action_groups.values())
         groups = action_groups if cfg.arch == "decoupled" else {"all": tuple(range(n_actions))}
         self.action_groups = {name: tuple(idx) for name, idx in groups.items()}
-        self.obs_normalizer = EmpiricalNormalization(n_obs)
+        self.obs_normalizer = EmpiricalNormalization(n_obs, raw=raw_columns(structure))
         self.critic_obs_normalizer = EmpiricalNormalization(n_critic_obs)
         self.actor = GroupedActor(n_obs, groups, cfg, structure)
         self.critic = mlp(n_critic_obs, cfg.critic_hidden, 1, cfg.activation)

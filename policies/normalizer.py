@@ -9,16 +9,22 @@ from torch import nn
 class EmpiricalNormalization(nn.Module):
     """Normalizes with the running mean and variance of every observation seen in training."""
 
-    def __init__(self, size: int, eps: float = 1e-2, clip: float = 10.0):
+    def __init__(self, size: int, eps: float = 1e-2, clip: float = 10.0, raw: tuple[int, ...] = ()):
+        """`raw`: columns passed through unchanged (categorical ids such as caption tokens)."""
         super().__init__()
         self.eps = eps
         self.clip = clip
         self.register_buffer("mean", torch.zeros(size))
         self.register_buffer("var", torch.ones(size))
         self.register_buffer("count", torch.zeros((), dtype=torch.float64))
+        self.has_raw = bool(raw)
+        keep = torch.zeros(size, dtype=torch.bool)
+        keep[list(raw)] = True
+        self.register_buffer("raw", keep, persistent=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return ((x - self.mean) / torch.sqrt(self.var + self.eps)).clamp(-self.clip, self.clip)
+        y = ((x - self.mean) / torch.sqrt(self.var + self.eps)).clamp(-self.clip, self.clip)
+        return torch.where(self.raw, x, y) if self.has_raw else y
 
     @torch.no_grad()
     def update(self, x: torch.Tensor) -> None:

@@ -85,7 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_train)
 
     s = sub.add_parser("eval", help="evaluate a run or an exported policy; prints JSON")
-    s.add_argument("policy", type=Path, metavar="RUN_OR_ONNX")
+    s.add_argument(
+        "policy", type=Path, metavar="RUN_OR_ONNX", help="or baseline:NAME (e.g. baseline:pid)"
+    )
     s.add_argument("--task", help="task (default: the one the policy was trained on)")
     s.add_argument("--episodes", type=int, default=10)
     s.add_argument("--engine", default="mjbatch", choices=ENGINES, help="simulation engine")

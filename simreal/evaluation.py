@@ -16,6 +16,14 @@ from simreal.rundir import read_config
 Policy = Callable[[np.ndarray], np.ndarray]
 
 
+BASELINE_PREFIX = "baseline:"
+"""`simreal eval baseline:NAME --task T` evaluates a task's built-in controller (e.g. pid)."""
+
+
+def is_baseline(path: Path | str) -> bool:
+    return str(path).startswith(BASELINE_PREFIX)
+
+
 def load_policy(path: Path) -> tuple[Policy, dict[str, Any]]:
     """A policy callable and the run config it came with, from a run dir or an ONNX file."""
     if path.suffix == ".onnx":
@@ -117,10 +125,20 @@ def evaluate_policy(
         from simreal.deploy.logs import check_new_bag
 
         check_new_bag(log)  # before the evaluation, not after it
-    policy, config = load_policy(path)
+    baseline = str(path).removeprefix(BASELINE_PREFIX) if is_baseline(path) else None
+    if baseline is not None:
+        if task is None:
+            raise ValueError(f"eval {path}: a baseline needs --task")
+        policy, config = None, {"task": task, "gym": False, "task_config": None}
+    else:
+        policy, config = load_policy(path)
     config = with_task_overrides(config, overrides or [], task)
     config = with_calibration(config, calibration, task)
     env = make_eval_env(config, episodes, engine, seed, task)
+    if baseline is not None:
+        if not hasattr(env, "baseline_policy"):
+            raise ValueError(f"eval {path}: task {task!r} has no baselines")
+        policy = env.baseline_policy(baseline)
     metrics = {"policy": str(path), "task": task or config["task"], "engine": engine}
     cal = (config.get("task_config") or {}).get("calibration")
     if cal:

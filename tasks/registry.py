@@ -8,6 +8,7 @@ from typing import Any
 from simreal.tasks.env import TaskEnv
 from simreal.tasks.g1_force import G1ForceConfig, G1ForceEnv
 from simreal.tasks.g1_pull import G1PullConfig, G1PullEnv
+from simreal.tasks.lane_keep import LaneKeepConfig, LaneKeepEnv
 from simreal.tasks.quad_hover import QuadHoverConfig, QuadHoverEnv
 from simreal.tasks.quad_swarm import QuadSwarmConfig, QuadSwarmEnv
 from simreal.tasks.quad_track import QuadTrackConfig, QuadTrackEnv
@@ -89,6 +90,23 @@ TASKS: dict[str, TaskSpec] = {
             G1PullEnv,
             # g1-force's network and rollout, so its policies warm-start this task.
             train_defaults=(*G1_TRAIN_DEFAULTS, "eval_episodes=8"),
+        ),
+        TaskSpec(
+            "lane-keep",
+            "A car keeps its lane on procedural roads (curves, S-bends, obstacles, friction) "
+            "from lane geometry, 180-beam LiDAR, a PID correction and scene captions; "
+            "metrics lateral_rmse_m, collision_rate over 100 held-out roads.",
+            "car",
+            LaneKeepConfig,
+            LaneKeepEnv,
+            train_defaults=(
+                "num_envs=64",
+                "eval_episodes=16",
+                "model.actor_hidden=[128, 128]",
+                "model.critic_hidden=[128, 128]",
+                "ppo.num_steps_per_env=32",
+                "ppo.gamma=0.98",
+            ),
         ),
     )
 }

@@ -70,6 +70,13 @@ def test_unknown_id_lists_registered_ids():
     assert "Pendulum-v1" in str(err.value)
 
 
+def test_module_prefix_imports_the_module_that_registers_the_id():
+    env = GymVecEnv("gymnasium.envs.classic_control:Pendulum-v1", 2, seed=0)
+    assert env.num_obs == 3 and env.num_actions == 1
+    with pytest.raises(ModuleNotFoundError, match="no_such_module"):
+        GymVecEnv("no_such_module:Pendulum-v1", 1)
+
+
 def test_discrete_action_space_is_refused():
     with pytest.raises(ValueError, match=r"Discrete\(2\).*only Box"):
         GymVecEnv("CartPole-v1", num_envs=2)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 import onnxruntime as ort
+import pytest
 import torch
 
 from simreal.policies.config import ModelConfig

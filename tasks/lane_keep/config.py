@@ -1,0 +1,147 @@
+"""Configuration of `lane-keep`: car, roads, sensors, semantic channel, PID, rewards."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from simreal.tasks.lane_keep.roads import RoadConfig
+from simreal.tasks.lane_keep.semantic import PROVIDERS
+
+REWARD_TERMS = (
+    "lane_keeping",
+    "heading",
+    "clearance",
+    "speed",
+    "smoothness",
+    "semantic",
+    "failure",
+)
+
+
+@dataclass
+class LidarConfig:
+    enabled: bool = True
+    beams: int = 180
+    fov_deg: float = 180.0
+    """Beams spread evenly over this field of view, centred straight ahead."""
+    max_range_m: float = 20.0
+    noise_std_m: float = 0.02
+    forward_m: float = 1.5
+    """Sensor position ahead of the centre of mass (m)."""
+
+    def validate(self) -> None:
+        if self.beams < 1 or not 0 < self.fov_deg <= 360 or self.max_range_m <= 0:
+            raise ValueError("lidar: need beams >= 1, fov_deg in (0, 360], max_range_m > 0")
+        if self.noise_std_m < 0:
+            raise ValueError(f"lidar.noise_std_m must be >= 0, got {self.noise_std_m}")
+
+
+@dataclass
+class SemanticConfig:
+    provider: str = "captions"
+    """captions (ground truth), blip (a local BLIP model on the camera image) or none."""
+    refresh_steps: int = 10
+    """A new caption every this many control steps (BLIP-FusePPO refreshes every 10)."""
+    blip_weights: str = ""
+    """Local directory of BLIP captioning weights (provider blip); never downloaded."""
+    embed_dim: int = 8
+    """Size of the policy's learned embedding of each caption token."""
+
+    def validate(self) -> None:
+        if self.provider not in PROVIDERS:
+            raise ValueError(
+                f"semantic.provider: {self.provider!r} is not one of {list(PROVIDERS)}"
+            )
+        if self.refresh_steps < 1 or self.embed_dim < 1:
+            raise ValueError("semantic.refresh_steps and semantic.embed_dim must be >= 1")
+
+
+@dataclass
+class PidConfig:
+    """Steering correction delta = -(kp e + ki int e + kd de/dt) - kh e_psi (rad), from the
+    lateral offset e (m, left positive) and heading error e_psi (rad)."""
+
+    feature: bool = True
+    """Feed the correction to the policy as an observation."""
+    kp: float = 0.25
+    ki: float = 0.02
+    kd: float = 0.05
+    kh: float = 1.0
+    integral_limit: float = 2.0
+    """Anti-windup bound on the integral of e (m s)."""
+    baseline_speed_mps: float = 7.0
+    """Target speed of the PID-alone baseline."""
+
+
+@dataclass
+class LaneKeepConfig:
+    physics_hz: int = 100
+    control_hz: int = 20
+    episode_s: float = 20.0
+    evaluation: bool = False
+    """Held-out roads (road i for simulation i), centred starts, no randomization."""
+    target_speed_mps: float = 8.0
+    start_speed_mps: tuple[float, float] = (4.0, 9.0)
+    start_offset_m: float = 0.5
+    """Training starts up to this far (m) off the lane centre."""
+    start_heading_rad: float = 0.1
+    start_s_m: tuple[float, float] = (0.0, 40.0)
+    """Training starts this far along the road (m); evaluation starts at 0."""
+    train_roads: int = 512
+    """Size of the bank of training roads (random seeds below the held-out range)."""
+    eval_roads: int = 100
+    """Held-out roads: the first valid ones from seed 1,000,000 on."""
+    curvature_preview_m: tuple[float, ...] = (5.0, 10.0, 15.0, 20.0, 30.0)
+    """The policy sees road curvature this far ahead (m), as a lane detector reports it."""
+    off_road_margin_m: float = 0.3
+    """Off road: the car's side is this far beyond the road edge."""
+    road: RoadConfig = field(default_factory=RoadConfig)
+    lidar: LidarConfig = field(default_factory=LidarConfig)
+    semantic: SemanticConfig = field(default_factory=SemanticConfig)
+    pid: PidConfig = field(default_factory=PidConfig)
+    reward_weights: dict[str, float] = field(
+        default_factory=lambda: {
+            "lane_keeping": 1.0,
+            "heading": -1.0,
+            "clearance": -1.0,
+            "speed": 0.5,
+            "smoothness": -0.2,
+            "semantic": -0.1,
+            "failure": -20.0,
+        }
+    )
+
+    @property
+    def decimation(self) -> int:
+        return self.physics_hz // self.control_hz
+
+    @property
+    def max_episode_steps(self) -> int:
+        return round(self.episode_s * self.control_hz)
+
+    def validate(self) -> None:
+        if self.physics_hz <= 0 or self.control_hz <= 0 or self.physics_hz % self.control_hz:
+            raise ValueError(
+                f"physics_hz ({self.physics_hz}) must be a positive multiple of control_hz "
+                f"({self.control_hz})"
+            )
+        if self.episode_s <= 0 or self.train_roads < 1 or self.eval_roads < 1:
+            raise ValueError("episode_s, train_roads and eval_roads must be positive")
+        if not 0 < self.target_speed_mps <= 12.0:
+            raise ValueError(f"target_speed_mps must be in (0, 12], got {self.target_speed_mps}")
+        lo, hi = self.start_speed_mps
+        if not 0 < lo <= hi <= 12.0:
+            raise ValueError(f"start_speed_mps: need 0 < low <= high <= 12, got {lo}, {hi}")
+        needed = self.start_s_m[1] + 12.0 * self.episode_s + 60.0
+        if self.road.length_m < needed:
+            raise ValueError(
+                f"road.length_m ({self.road.length_m}) must cover the longest episode: >= {needed}"
+            )
+        self.road.validate()
+        self.lidar.validate()
+        self.semantic.validate()
+        unknown = set(self.reward_weights) - set(REWARD_TERMS)
+        if unknown:
+            raise ValueError(
+                f"reward_weights: unknown terms {sorted(unknown)}; known: {list(REWARD_TERMS)}"
+            )
