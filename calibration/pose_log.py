@@ -147,7 +147,7 @@ def write_synthetic_pair(
         ):
             xyzw = q.as_quat()
             for k, tk in enumerate(times):
-                ns = base_ns + int(round(tk * 1e9))
+                ns = base_ns + round(float(tk) * 1e9)
                 wxyz = (xyzw[k, 3], *xyzw[k, :3])
                 bag.write(topic, pose_stamped(ns, frame, p[k], wxyz), ns)
     return Path(path)
