@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-ROUTINES = ("excite", "joint-offsets", "actuators", "imu")
+ROUTINES = ("excite", "joint-offsets", "actuators", "imu", "extrinsics")
 
 
 def calibrate(args: argparse.Namespace) -> int:
@@ -20,6 +20,15 @@ def calibrate(args: argparse.Namespace) -> int:
         result = routines.excite(cfg, args.log, perturb)
     elif args.routine == "joint-offsets":
         result = routines.joint_offsets(args.log, args.group, args.out, args.report)
+    elif args.routine == "extrinsics":
+        cfg = routines.ExtrinsicsConfig(
+            topic_a=args.topic_a,
+            topic_b=args.topic_b,
+            parent=args.parent,
+            child=args.child,
+            name=args.name,
+        )
+        result = routines.extrinsics(args.log, cfg, args.out, args.report)
     elif args.routine == "actuators":
         result = routines.actuators(args.log, args.group, args.out, args.report)
     else:

@@ -220,7 +220,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_deploy)
 
     s = sub.add_parser("calibrate", help="run a calibration routine; writes the overlay YAML")
-    s.add_argument("routine", choices=("excite", "joint-offsets", "actuators", "imu"))
+    s.add_argument("routine", choices=("excite", "joint-offsets", "actuators", "imu", "extrinsics"))
     s.add_argument("log", type=Path, metavar="LOG", help="rosbag2 log (excite: a new one)")
     s.add_argument("--robot", required=True, help="g1")
     s.add_argument("--out", type=Path, help="overlay YAML to write or update (not for excite)")
@@ -228,6 +228,19 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--amplitude", type=float, default=0.2, help="excite: rad around the default")
     s.add_argument("--perturb", type=Path, metavar="FILE", help="excite: virtual robot's truth")
     s.add_argument("--report", type=Path, metavar="PNG", help="write the PNG report here")
+    s.add_argument(
+        "--topic-a",
+        default="/imu/pose",
+        help="extrinsics: parent sensor's geometry_msgs/PoseStamped topic",
+    )
+    s.add_argument(
+        "--topic-b",
+        default="/camera/pose",
+        help="extrinsics: child sensor's geometry_msgs/PoseStamped topic",
+    )
+    s.add_argument("--parent", help="extrinsics: parent frame name (default from --topic-a)")
+    s.add_argument("--child", help="extrinsics: child frame name (default from --topic-b)")
+    s.add_argument("--name", help="extrinsics: overlay key (default PARENT_to_CHILD)")
     s.set_defaults(func=cmd_calibrate)
 
     s = sub.add_parser("bench", help="run the benchmarks")
