@@ -140,6 +140,7 @@ def identifiability(jac: np.ndarray, n: int) -> tuple[np.ndarray, list[str]]:
         ratios.append(r)
         for k in np.flatnonzero(r < IDENTIFIABLE_RATIO):
             v = vt[k] * np.sign(vt[k][np.argmax(np.abs(vt[k]))])
+            v = np.where(np.abs(v) < 5e-3, 0.0, v)  # no "-0.00" in the message
             names.append(
                 f"{label} [{v[0]:+.2f} {v[1]:+.2f} {v[2]:+.2f}] (singular value ratio {r[k]:.1e})"
             )
