@@ -31,12 +31,23 @@ class Result:
     seconds: float = 0.0
 
 
-def excite(cfg: ExcitationConfig, log_dir: Path, perturb: Overlay | None) -> Result:
-    """Run the excitation on the in-process virtual robot (`perturb` its hidden truth)."""
+def excite(
+    cfg: ExcitationConfig, log_dir: Path, perturb: Overlay | None, dds_domain: int | None = None
+) -> Result:
+    """Run the excitation on the in-process virtual robot (`perturb` its hidden truth), or,
+    with `dds_domain`, on the robot behind rt/lowstate and rt/lowcmd on that DDS domain."""
     start = time.perf_counter()
     exc = excitation(cfg)
-    run_hung(exc, perturb or Overlay(), log_dir)
-    result = Result(notes=[f"wrote {log_dir} ({exc.t[-1]:.1f} s, group {cfg.group})"])
+    result = Result()
+    if dds_domain is None:
+        run_hung(exc, perturb or Overlay(), log_dir)
+    else:
+        if perturb is not None:
+            raise ValueError("excite over DDS: --perturb belongs to `simreal sim-robot g1`")
+        from simreal.calibration.excite_dds import run_dds
+
+        result.metrics = {k: float(v) for k, v in run_dds(exc, log_dir, dds_domain).items()}
+    result.notes.append(f"wrote {log_dir} ({exc.t[-1]:.1f} s, group {cfg.group})")
     result.rows = [(name, "amplitude_rad", cfg.amplitude, 0.0) for name in exc.joints]
     result.seconds = time.perf_counter() - start
     return result

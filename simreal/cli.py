@@ -227,6 +227,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--group", default="left_leg", help="joint group: left_leg, right_leg, ...")
     s.add_argument("--amplitude", type=float, default=0.2, help="excite: rad around the default")
     s.add_argument("--perturb", type=Path, metavar="FILE", help="excite: virtual robot's truth")
+    s.add_argument("--chirp-s", type=float, default=3.0, help="excite: chirp length per joint")
+    s.add_argument(
+        "--dds",
+        action="store_true",
+        help="excite: run on the robot over DDS (rt/lowstate, rt/lowcmd), e.g. a running "
+        "`simreal sim-robot g1 --hang`, instead of an in-process virtual robot",
+    )
+    s.add_argument("--domain", type=int, default=0, help="excite --dds: DDS domain id")
     s.add_argument("--report", type=Path, metavar="PNG", help="write the PNG report here")
     s.add_argument(
         "--topic-a",
