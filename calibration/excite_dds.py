@@ -2,12 +2,15 @@
 a rosbag2 the fits read: the virtual G1 of `simreal sim-robot g1 --hang` in another
 process, or a real G1.
 
-The loop runs at the excitation's rate on the deploy node's deadline clock: each tick it
-takes the newest rt/lowstate, sends the next rt/lowcmd target and logs both, one row per
-tick (the state of a tick without a new state is the previous one, and counted), so the
-log has the same shape as an in-process excitation. The transport and the loop's phase
-against the robot's own clock add to the actuation latency the `actuators` fit reports:
-over DDS that is the latency the policy will see too.
+The loop is driven by the robot's own clock, not the client's: each rt/lowstate carries
+the robot's tick (ms of physics steps), and on the state that ends robot step j the
+client sends the command for step j + 1. Row k of the log is then the command meant for
+robot step k and the state after it, whatever the client's own scheduling did, so the
+log has the same shape as an in-process excitation (`run_hung`). States lost on the way
+repeat the previous row's state (counted in the result). Commands that reach the robot a
+step late add to the actuation latency the `actuators` fit reports: over DDS that
+includes the transport, which the policy sees too. Logging happens after the run, off
+the loop.
 """
 
 from __future__ import annotations
@@ -20,7 +23,6 @@ import numpy as np
 from simreal.calibration.excite import COMMAND_FIELDS, Excitation, motor_command
 from simreal.calibration.logdata import CalibrationError
 from simreal.deploy.dds import DdsParticipant
-from simreal.deploy.g1.clock import DeadlineClock
 from simreal.deploy.g1.links import UnitreeLink
 from simreal.deploy.g1.sim_robot import MotorCommand
 from simreal.deploy.logs import LogMeta, RolloutLog
@@ -56,23 +58,44 @@ def run_dds(exc: Excitation, log_dir: Path | str, domain_id: int, wait_s: float 
                 f"no rt/lowstate on DDS domain {domain_id} within {wait_s} s: is "
                 "`simreal sim-robot g1 --hang` (or the robot) running on that domain?"
             )
-        clock = DeadlineClock(dt)
-        stale = bad_total = 0
-        with RolloutLog(log_dir, meta) as log:
-            for k, t in enumerate(exc.t):
-                now = clock.wait()
-                fresh, bad = link.receive(now)
-                bad_total += bad
-                if fresh is None:
-                    stale += 1
-                else:
-                    state = fresh
-                cmd = motor_command(exc, k)
-                link.send(cmd, state)
-                log.command(t, np.stack([cmd.q, cmd.dq, cmd.kp, cmd.kd, cmd.tau], axis=1))
-                log.joint_state(t, state.q, state.dq, state.tau_est)
-                log.imu(t, state.quat_wxyz, state.gyro, state.accel)
+        n = len(exc.t)
+        dt_ms = dt * 1e3
+        states: list = [None] * n
+        sent = np.zeros(n, dtype=bool)
+        bad_total, t0, last_seen = 0, state.tick, time.monotonic()
+        link.send(motor_command(exc, 0), state)
+        sent[0] = True
+        while not sent.all() or states[-1] is None:
+            fresh, bad = link.receive(time.monotonic())
+            bad_total += bad
+            if fresh is None:
+                if time.monotonic() - last_seen > wait_s:
+                    raise CalibrationError(
+                        f"rt/lowstate on DDS domain {domain_id} stopped for {wait_s} s "
+                        f"after {int(sent.sum())} of {n} commands"
+                    )
+                time.sleep(0.0002)
+                continue
+            last_seen = time.monotonic()
+            step = round((fresh.tick - t0) / dt_ms)  # robot steps since the first state
+            if 1 <= step <= n:
+                states[step - 1] = fresh
+            if step < n and not sent[step]:
+                link.send(motor_command(exc, step), fresh)
+                sent[step] = True
+            if step >= n:
+                break
         for _ in range(5):
-            link.send(MotorCommand.damping(DAMPING_KD), state)
+            link.send(MotorCommand.damping(DAMPING_KD), fresh or state)
             time.sleep(dt)
-    return {"ticks_without_new_state": stale, "bad_states": bad_total, **clock.jitter_stats()}
+    lost = sum(s is None for s in states)
+    previous = state
+    with RolloutLog(log_dir, meta) as log:
+        for k, t in enumerate(exc.t):
+            s = states[k] = states[k] or previous
+            previous = s
+            cmd = motor_command(exc, k)
+            log.command(t, np.stack([cmd.q, cmd.dq, cmd.kp, cmd.kd, cmd.tau], axis=1))
+            log.joint_state(t, s.q, s.dq, s.tau_est)
+            log.imu(t, s.quat_wxyz, s.gyro, s.accel)
+    return {"steps": n, "states_lost": lost, "bad_states": bad_total}
