@@ -89,13 +89,36 @@ def run_dds(exc: Excitation, log_dir: Path | str, domain_id: int, wait_s: float 
             link.send(MotorCommand.damping(DAMPING_KD), fresh or state)
             time.sleep(dt)
     lost = sum(s is None for s in states)
-    previous = state
+    rows = _fill_lost(states, state)
     with RolloutLog(log_dir, meta) as log:
         for k, t in enumerate(exc.t):
-            s = states[k] = states[k] or previous
-            previous = s
             cmd = motor_command(exc, k)
             log.command(t, np.stack([cmd.q, cmd.dq, cmd.kp, cmd.kd, cmd.tau], axis=1))
-            log.joint_state(t, s.q, s.dq, s.tau_est)
-            log.imu(t, s.quat_wxyz, s.gyro, s.accel)
+            log.joint_state(t, rows["q"][k], rows["dq"][k], rows["tau_est"][k])
+            log.imu(t, rows["quat_wxyz"][k], rows["gyro"][k], rows["accel"][k])
     return {"steps": n, "states_lost": lost, "bad_states": bad_total}
+
+
+STATE_FIELDS = ("q", "dq", "tau_est", "quat_wxyz", "gyro", "accel")
+
+
+def _fill_lost(states: list, before) -> dict[str, np.ndarray]:
+    """Per field, (K, ...) arrays of the states, the rows of lost states interpolated
+    linearly between their neighbours (held at the ends; `before` is the state before
+    row 0). A repeated state would be a step with zero velocity the fits take as real."""
+    known = np.array([s is not None for s in states])
+    idx = np.flatnonzero(known)
+    rows = {}
+    for name in STATE_FIELDS:
+        values = np.array(
+            [getattr(s, name) if s is not None else getattr(before, name) for s in states],
+            dtype=float,
+        )
+        if len(idx) and not known.all():
+            missing = np.flatnonzero(~known)
+            for c in range(values.shape[1]):
+                values[missing, c] = np.interp(missing, idx, values[idx, c])
+        rows[name] = values
+    q = rows["quat_wxyz"]
+    rows["quat_wxyz"] = q / np.linalg.norm(q, axis=1, keepdims=True)
+    return rows
