@@ -8,6 +8,8 @@ its fit uncertainty:
 - `joint-offsets`: encoder zero offsets, from the gravity loads they shift.
 - `actuators`: PD gain scales, armature, friction and actuation latency.
 - `imu`: gyroscope and accelerometer biases from a static log.
+- `extrinsics`: the rigid transform between two sensors from their logged pose streams
+  (hand-eye AX = XB, `extrinsics` and `pose_log`).
 """
 
 from simreal.calibration.excite import GROUPS, ExcitationConfig, ExcitationError, excitation

@@ -19,8 +19,10 @@ def update_overlay(
     joints: dict[str, dict[str, Estimate]] | None = None,
     latency_ms: Estimate | None = None,
     imu: dict[str, list[Estimate]] | None = None,
+    extrinsics: dict[str, dict] | None = None,
 ) -> Path:
-    """Set the given fields in the overlay at `path` (created if absent); other fields stay."""
+    """Set the given fields in the overlay at `path` (created if absent); other fields stay.
+    `extrinsics` entries are written as given (see `extrinsic_entry`)."""
     path = Path(path)
     data = (yaml.safe_load(path.read_text()) if path.is_file() else None) or {}
     data["robot"] = "g1"
@@ -35,6 +37,24 @@ def update_overlay(
         entry = data.setdefault("joints", {}).setdefault(name, {})
         for key, est in fields.items():
             entry[key] = _entry(est)
+    for name, entry in (extrinsics or {}).items():
+        data.setdefault("extrinsics", {})[name] = entry
     parse_overlay(data, source=str(path))
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path
+
+
+def extrinsic_entry(
+    parent: str, child: str, translation, translation_std, rotation_wxyz, rotation_std
+) -> dict:
+    """One `extrinsics` entry of the overlay: values with their standard deviations."""
+
+    def r(v, digits: int = 7) -> list[float]:
+        return [round(float(x), digits) for x in v]
+
+    return {
+        "parent": parent,
+        "child": child,
+        "translation": {"value": r(translation), "std": r(translation_std)},
+        "rotation": {"value": r(rotation_wxyz, 9), "std": r(rotation_std)},
+    }

@@ -56,3 +56,28 @@ def plot_imu(path: Path, log, fit: dict) -> Path:
     fig.savefig(path, dpi=80)
     plt.close(fig)
     return path
+
+
+def plot_trajectories(
+    path: Path,
+    t: np.ndarray,
+    logged: np.ndarray,
+    nominal: np.ndarray,
+    aligned: np.ndarray,
+    names: tuple[str, str],
+) -> Path:
+    """Sensor A's logged position against B's mapped into A's world with the identity
+    transform (nominal) and with the fitted one (aligned), per axis."""
+    fig, axes = plt.subplots(3, 1, figsize=(10, 6), sharex=True)
+    for k, ax in enumerate(axes):
+        ax.plot(t, logged[:, k], "k", lw=1.2, label=f"logged {names[0]}")
+        ax.plot(t, nominal[:, k], "C3", lw=0.8, label=f"{names[1]}, identity extrinsics")
+        ax.plot(t, aligned[:, k], "C0--", lw=0.8, label=f"{names[1]}, calibrated extrinsics")
+        ax.set_ylabel(f"{'xyz'[k]} (m)")
+    axes[0].legend(loc="upper right", fontsize=7)
+    axes[-1].set_xlabel("t (s)")
+    fig.suptitle(f"extrinsics: {names[0]} position in its world, logged and predicted")
+    fig.tight_layout()
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+    return path

@@ -31,12 +31,23 @@ class Result:
     seconds: float = 0.0
 
 
-def excite(cfg: ExcitationConfig, log_dir: Path, perturb: Overlay | None) -> Result:
-    """Run the excitation on the in-process virtual robot (`perturb` its hidden truth)."""
+def excite(
+    cfg: ExcitationConfig, log_dir: Path, perturb: Overlay | None, dds_domain: int | None = None
+) -> Result:
+    """Run the excitation on the in-process virtual robot (`perturb` its hidden truth), or,
+    with `dds_domain`, on the robot behind rt/lowstate and rt/lowcmd on that DDS domain."""
     start = time.perf_counter()
     exc = excitation(cfg)
-    run_hung(exc, perturb or Overlay(), log_dir)
-    result = Result(notes=[f"wrote {log_dir} ({exc.t[-1]:.1f} s, group {cfg.group})"])
+    result = Result()
+    if dds_domain is None:
+        run_hung(exc, perturb or Overlay(), log_dir)
+    else:
+        if perturb is not None:
+            raise ValueError("excite over DDS: --perturb belongs to `simreal sim-robot g1`")
+        from simreal.calibration.excite_dds import run_dds
+
+        result.metrics = {k: float(v) for k, v in run_dds(exc, log_dir, dds_domain).items()}
+    result.notes.append(f"wrote {log_dir} ({exc.t[-1]:.1f} s, group {cfg.group})")
     result.rows = [(name, "amplitude_rad", cfg.amplitude, 0.0) for name in exc.joints]
     result.seconds = time.perf_counter() - start
     return result
@@ -147,6 +158,88 @@ def imu(log_path: Path, out: Path, report: Path | None) -> Result:
         from simreal.calibration.report import plot_imu
 
         plot_imu(report, log, fit)
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+@dataclass(frozen=True)
+class ExtrinsicsConfig:
+    """Which two PoseStamped topics of the log, and the names the overlay entry gets."""
+
+    topic_a: str = "/imu/pose"
+    """Parent sensor's pose in its own world (e.g. IMU/odometry)."""
+    topic_b: str = "/camera/pose"
+    """Child sensor's pose in its own world (e.g. camera or LiDAR odometry)."""
+    parent: str | None = None
+    """Frame names; default: the topics' first path component (imu, camera)."""
+    child: str | None = None
+    name: str | None = None
+    """Overlay key; default `PARENT_to_CHILD`."""
+
+    def frames(self) -> tuple[str, str, str]:
+        parent = self.parent or self.topic_a.strip("/").split("/")[0]
+        child = self.child or self.topic_b.strip("/").split("/")[0]
+        return parent, child, self.name or f"{parent}_to_{child}"
+
+
+def extrinsics(log_path: Path, cfg: ExtrinsicsConfig, out: Path, report: Path | None) -> Result:
+    """Fit the child sensor's pose in the parent's frame (hand-eye AX = XB); a degenerate
+    motion raises DegenerateMotionError naming the unidentifiable directions, and nothing
+    is written."""
+    from scipy.spatial.transform import Rotation
+
+    from simreal.calibration.extrinsics import (
+        fit_hand_eye,
+        interpolate,
+        map_into_a,
+        world_offset,
+    )
+    from simreal.calibration.overlay_file import extrinsic_entry
+    from simreal.calibration.pose_log import read_pose_topics
+
+    start = time.perf_counter()
+    parent, child, name = cfg.frames()
+    poses = read_pose_topics(log_path, (cfg.topic_a, cfg.topic_b))
+    a, b = poses[cfg.topic_a], poses[cfg.topic_b]
+    fit = fit_hand_eye(a, b)
+    xyzw = fit.rotation.as_quat(canonical=True)
+    wxyz = np.r_[xyzw[3], xyzw[:3]]
+    std = fit.std
+    entry = extrinsic_entry(parent, child, fit.translation, std[3:], wxyz, std[:3])
+    update_overlay(out, extrinsics={name: entry})
+    result = Result()
+    result.rows += [
+        (name, f"translation_{a_}_m", v, s)
+        for a_, v, s in zip("xyz", fit.translation, std[3:], strict=True)
+    ]
+    rotvec = fit.rotation.as_rotvec()
+    result.rows += [
+        (name, f"rotvec_{a_}_rad", v, s) for a_, v, s in zip("xyz", rotvec, std[:3], strict=True)
+    ]
+    # Alignment quality on the overlap: A's logged position against B's mapped into A's
+    # world, with the fitted X and with the identity (the "nominal": no calibration).
+    t = a.t[(a.t >= b.t[0]) & (a.t <= b.t[-1])]
+    pa, qa = interpolate(a, t)
+    pb, qb = interpolate(b, t)
+    aligned, _ = map_into_a(pb, qb, fit.rotation, fit.translation, fit.world)
+    ident = (Rotation.identity(), np.zeros(3))
+    nominal, _ = map_into_a(pb, qb, *ident, world_offset(pa, qa, pb, qb, *ident))
+    result.metrics = {
+        "pairs": float(fit.pairs),
+        "rms_rotation_residual_rad": fit.rms_rotation_rad,
+        "rms_translation_residual_m": fit.rms_translation_m,
+        "position_rmse_identity_m": float(np.sqrt(np.mean(np.sum((nominal - pa) ** 2, 1)))),
+        "position_rmse_calibrated_m": float(np.sqrt(np.mean(np.sum((aligned - pa) ** 2, 1)))),
+        "min_singular_ratio": float(fit.singular_ratios.min()),
+    }
+    result.notes.append(
+        f"{name}: pose of {child} ({cfg.topic_b}) in {parent}'s frame ({cfg.topic_a}); "
+        f"quaternion wxyz {np.round(wxyz, 6).tolist()}"
+    )
+    if report:
+        from simreal.calibration.report import plot_trajectories
+
+        plot_trajectories(report, t, pa, nominal, aligned, (parent, child))
     result.seconds = time.perf_counter() - start
     return result
 

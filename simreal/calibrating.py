@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-ROUTINES = ("excite", "joint-offsets", "actuators", "imu")
+ROUTINES = ("excite", "joint-offsets", "actuators", "imu", "extrinsics")
 
 
 def calibrate(args: argparse.Namespace) -> int:
@@ -15,11 +15,20 @@ def calibrate(args: argparse.Namespace) -> int:
     if args.robot != "g1":
         raise ValueError(f"robot {args.robot!r}: only g1 has calibration routines so far")
     if args.routine == "excite":
-        cfg = ExcitationConfig(group=args.group, amplitude=args.amplitude)
+        cfg = ExcitationConfig(group=args.group, amplitude=args.amplitude, chirp_s=args.chirp_s)
         perturb = load_overlay(args.perturb) if args.perturb else None
-        result = routines.excite(cfg, args.log, perturb)
+        result = routines.excite(cfg, args.log, perturb, args.domain if args.dds else None)
     elif args.routine == "joint-offsets":
         result = routines.joint_offsets(args.log, args.group, args.out, args.report)
+    elif args.routine == "extrinsics":
+        cfg = routines.ExtrinsicsConfig(
+            topic_a=args.topic_a,
+            topic_b=args.topic_b,
+            parent=args.parent,
+            child=args.child,
+            name=args.name,
+        )
+        result = routines.extrinsics(args.log, cfg, args.out, args.report)
     elif args.routine == "actuators":
         result = routines.actuators(args.log, args.group, args.out, args.report)
     else:

@@ -220,14 +220,35 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_deploy)
 
     s = sub.add_parser("calibrate", help="run a calibration routine; writes the overlay YAML")
-    s.add_argument("routine", choices=("excite", "joint-offsets", "actuators", "imu"))
+    s.add_argument("routine", choices=("excite", "joint-offsets", "actuators", "imu", "extrinsics"))
     s.add_argument("log", type=Path, metavar="LOG", help="rosbag2 log (excite: a new one)")
     s.add_argument("--robot", required=True, help="g1")
     s.add_argument("--out", type=Path, help="overlay YAML to write or update (not for excite)")
     s.add_argument("--group", default="left_leg", help="joint group: left_leg, right_leg, ...")
     s.add_argument("--amplitude", type=float, default=0.2, help="excite: rad around the default")
     s.add_argument("--perturb", type=Path, metavar="FILE", help="excite: virtual robot's truth")
+    s.add_argument("--chirp-s", type=float, default=3.0, help="excite: chirp length per joint")
+    s.add_argument(
+        "--dds",
+        action="store_true",
+        help="excite: run on the robot over DDS (rt/lowstate, rt/lowcmd), e.g. a running "
+        "`simreal sim-robot g1 --hang`, instead of an in-process virtual robot",
+    )
+    s.add_argument("--domain", type=int, default=0, help="excite --dds: DDS domain id")
     s.add_argument("--report", type=Path, metavar="PNG", help="write the PNG report here")
+    s.add_argument(
+        "--topic-a",
+        default="/imu/pose",
+        help="extrinsics: parent sensor's geometry_msgs/PoseStamped topic",
+    )
+    s.add_argument(
+        "--topic-b",
+        default="/camera/pose",
+        help="extrinsics: child sensor's geometry_msgs/PoseStamped topic",
+    )
+    s.add_argument("--parent", help="extrinsics: parent frame name (default from --topic-a)")
+    s.add_argument("--child", help="extrinsics: child frame name (default from --topic-b)")
+    s.add_argument("--name", help="extrinsics: overlay key (default PARENT_to_CHILD)")
     s.set_defaults(func=cmd_calibrate)
 
     s = sub.add_parser("bench", help="run the benchmarks")

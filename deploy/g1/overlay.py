@@ -2,9 +2,11 @@
 so tasks can read it) and is re-exported here for deploy-side imports."""
 
 from simreal.robots.g1.overlay import (
+    EXTRINSIC_FIELDS,
     IMU_FIELDS,
     JOINT_FIELDS,
     TOP_FIELDS,
+    Extrinsic,
     JointOverlay,
     Overlay,
     OverlayError,
@@ -13,9 +15,11 @@ from simreal.robots.g1.overlay import (
 )
 
 __all__ = [
+    "EXTRINSIC_FIELDS",
     "IMU_FIELDS",
     "JOINT_FIELDS",
     "TOP_FIELDS",
+    "Extrinsic",
     "JointOverlay",
     "Overlay",
     "OverlayError",

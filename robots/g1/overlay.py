@@ -22,7 +22,17 @@ Every field is optional and absent means nominal; every value is a number, or
         friction_coulomb: 0.4      # N m
         friction_viscous: 0.05     # N m s/rad
         torque_limit_scale: 0.8
+    extrinsics:                    # rigid sensor-to-sensor transforms, by a free name
+      imu_to_camera:
+        parent: imu                # frame names, free text
+        child: camera
+        translation: {value: [0.1, 0.0, 0.05], std: [0.001, 0.001, 0.001]}  # m, child
+                                   # origin in the parent frame
+        rotation: {value: [1.0, 0.0, 0.0, 0.0], std: [0.001, 0.001, 0.001]}  # unit
+                                   # quaternion wxyz, child axes into parent; std: rad
+                                   # about the parent's x, y, z (a left perturbation)
 
+The `extrinsics` section came later; files without it load unchanged (no transforms).
 A malformed file is refused with every bad field named.
 """
 
@@ -45,7 +55,8 @@ JOINT_FIELDS = (
     "torque_limit_scale",
 )
 IMU_FIELDS = ("gyro_bias", "accel_bias")
-TOP_FIELDS = ("robot", "latency_ms", "imu", "joints")
+TOP_FIELDS = ("robot", "latency_ms", "imu", "joints", "extrinsics")
+EXTRINSIC_FIELDS = ("parent", "child", "translation", "rotation")
 _POSITIVE = {"kp_scale", "kd_scale", "torque_limit_scale"}
 _NON_NEGATIVE = {"armature", "friction_coulomb", "friction_viscous"}
 
@@ -67,6 +78,16 @@ class JointOverlay:
 
 
 @dataclass(frozen=True)
+class Extrinsic:
+    """p_parent = R p_child + translation, R the unit quaternion `rotation_wxyz`."""
+
+    parent: str
+    child: str
+    translation: tuple[float, float, float]
+    rotation_wxyz: tuple[float, float, float, float]
+
+
+@dataclass(frozen=True)
 class Overlay:
     """Deviations from the nominal G1; `joints` maps joint name to its overlay."""
 
@@ -74,6 +95,7 @@ class Overlay:
     gyro_bias: tuple[float, float, float] = (0.0, 0.0, 0.0)
     accel_bias: tuple[float, float, float] = (0.0, 0.0, 0.0)
     joints: dict[str, JointOverlay] = field(default_factory=dict)
+    extrinsics: dict[str, Extrinsic] = field(default_factory=dict)
 
     def joint(self, name: str) -> JointOverlay:
         return self.joints.get(name, JointOverlay())
@@ -99,6 +121,44 @@ def _vector3(raw: object) -> tuple[float, float, float] | None:
         return None
     numbers = [_number(x) for x in value]
     return None if None in numbers else tuple(numbers)  # type: ignore[return-value]
+
+
+def _parse_extrinsics(raw: object) -> tuple[dict[str, Extrinsic], list[str]]:
+    if not isinstance(raw, dict):
+        return {}, [
+            "extrinsics: expected a mapping of name to parent, child, translation, rotation"
+        ]
+    out: dict[str, Extrinsic] = {}
+    errors: list[str] = []
+    for name, fields in raw.items():
+        where = f"extrinsics.{name}"
+        if not isinstance(fields, dict):
+            errors.append(f"{where}: expected a mapping of {', '.join(EXTRINSIC_FIELDS)}")
+            continue
+        bad = [f"{where}.{k}: unknown field" for k in fields if k not in EXTRINSIC_FIELDS]
+        bad += [f"{where}.{k}: missing" for k in EXTRINSIC_FIELDS if k not in fields]
+        for k in ("parent", "child"):
+            if k in fields and not isinstance(fields[k], str):
+                bad.append(f"{where}.{k}: {fields[k]!r} is not a frame name")
+        translation = _vector3(fields.get("translation"))
+        if "translation" in fields and translation is None:
+            bad.append(f"{where}.translation: {fields['translation']!r} is not 3 numbers")
+        quat = _value(fields.get("rotation"))
+        numbers = [_number(x) for x in quat] if isinstance(quat, list) else []
+        if "rotation" in fields and (len(numbers) != 4 or None in numbers):
+            bad.append(f"{where}.rotation: {fields['rotation']!r} is not a quaternion wxyz")
+        elif numbers and abs(sum(x * x for x in numbers) - 1.0) > 1e-3:  # type: ignore[operator]
+            bad.append(f"{where}.rotation: {numbers} is not a unit quaternion")
+        if bad:
+            errors += bad
+            continue
+        out[name] = Extrinsic(
+            fields["parent"],
+            fields["child"],
+            translation,
+            tuple(numbers),  # type: ignore[arg-type]
+        )
+    return out, errors
 
 
 def parse_overlay(data: object, source: str = "overlay", robot: str = "g1") -> Overlay:
@@ -152,9 +212,11 @@ def parse_overlay(data: object, source: str = "overlay", robot: str = "g1") -> O
             else:
                 values[key] = number
         joints[name] = JointOverlay(**values)
+    extrinsics, extrinsic_errors = _parse_extrinsics(data.get("extrinsics") or {})
+    errors += extrinsic_errors
     if errors:
         raise OverlayError(f"{source}: " + "; ".join(errors))
-    return Overlay(latency_ms=latency or 0.0, joints=joints, **biases)
+    return Overlay(latency_ms=latency or 0.0, joints=joints, extrinsics=extrinsics, **biases)
 
 
 def load_overlay(path: Path | str) -> Overlay:
