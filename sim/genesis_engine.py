@@ -34,6 +34,7 @@ import numpy as np
 
 from simreal.sim.actuation import SUPPORTED_DYNAMICS, ActuatorDynamics
 from simreal.sim.engine import missing_extra
+from simreal.sim.host_state import HostStateEngine
 
 try:
     import genesis as gs
@@ -88,8 +89,11 @@ def _init_genesis() -> None:
         gs.init(backend=backend, precision=PRECISION, logging_level="warning")
 
 
-class GenesisEngine:
+class GenesisEngine(HostStateEngine):
     """N environments of one MuJoCo model in one Genesis scene."""
+
+    engine_name = "genesis"
+    supported_fields = SUPPORTED_FIELDS
 
     def __init__(self, model: mujoco.MjModel, mjcf: str, num_envs: int, num_threads: int = 0):
         """num_threads is accepted for the common signature; Genesis schedules its own kernels."""
@@ -211,22 +215,10 @@ class GenesisEngine:
             self.qpos[failed] = np.nan
             self._write_state(np.flatnonzero(failed))
 
-    def reset(self, ids: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> None:
-        rows = np.arange(self.num_envs)[ids]
-        self.qpos[rows] = qpos
-        self.qvel[rows] = qvel
-        self.act[rows] = 0.0
-        self.xfrc_applied[rows] = 0.0
-        self._write_state(rows)
-
     def model_field(self, name: str) -> np.ndarray:
-        if name not in self._fields:
-            raise ValueError(
-                f"model field {name!r} is not supported by the genesis engine; "
-                f"supported: {', '.join(SUPPORTED_FIELDS)}"
-            )
+        field = super().model_field(name)
         self._touched.add(name)
-        return self._fields[name]
+        return field
 
     def commit_model(self, ids: np.ndarray | None = None) -> None:
         """Push the fields handed out by model_field, rows `ids` (all if None), to Genesis."""

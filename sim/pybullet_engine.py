@@ -52,6 +52,7 @@ import numpy as np
 import pybullet as p
 
 from simreal.sim.actuation import SUPPORTED_DYNAMICS, ActuatorDynamics
+from simreal.sim.host_state import HostStateEngine
 
 DIVERGED_QVEL = 1e4
 """A velocity above this (m/s or rad/s) means the simulation blew up (as in mjbatch)."""
@@ -96,8 +97,11 @@ _UNSUPPORTED_ELEMENTS = {
 _ORIGIN = (0.0, 0.0, 0.0)
 
 
-class PyBulletEngine:
+class PyBulletEngine(HostStateEngine):
     """N copies of one MuJoCo model simulated by PyBullet, with mjbatch's arrays."""
+
+    engine_name = "pybullet"
+    supported_fields = SUPPORTED_FIELDS
 
     def __init__(self, model: mujoco.MjModel, num_envs: int, num_threads: int = 0) -> None:
         """num_threads is accepted for the common signature; PyBullet steps on one thread."""
@@ -167,22 +171,6 @@ class PyBulletEngine:
             step_simulation()
             if pushed.size or k == substeps - 1:
                 self._read_state()
-
-    def reset(self, ids: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> None:
-        rows = np.arange(self.num_envs)[ids]
-        self.qpos[rows] = qpos
-        self.qvel[rows] = qvel
-        self.act[rows] = 0.0
-        self.xfrc_applied[rows] = 0.0
-        self._write_state(rows)
-
-    def model_field(self, name: str) -> np.ndarray:
-        if name not in self._fields:
-            raise ValueError(
-                f"model field {name!r} is not supported by the pybullet engine; "
-                f"supported: {', '.join(SUPPORTED_FIELDS)}"
-            )
-        return self._fields[name]
 
     def commit_model(self, ids: np.ndarray | None = None) -> None:
         """Push body_mass and body_inertia of copies `ids` (all if None) to PyBullet."""
