@@ -24,7 +24,7 @@ def make(sims: int, **cfg) -> QuadSwarmEnv:
 def test_one_row_per_drone_and_a_fixed_width_whatever_the_swarm_size():
     small, large = make(2, num_drones=2), make(2, num_drones=32)
     assert small.num_envs == 4 and large.num_envs == 64
-    assert small.num_obs == large.num_obs == 25 + 6 * 7 + 6 * 4
+    assert small.num_obs == large.num_obs == 21 + 3 + 6 * 7 + 6 * 4
     assert small.observation_structure == large.observation_structure
 
 
@@ -79,11 +79,11 @@ def test_collisions_are_counted_and_spoil_success(ends):
     qpos[0, :, 0:3] = env.goal[0]
     qpos[0, 1, 0:3] = qpos[0, 0, 0:3] + [0.1, 0.0, 0.0]  # too close to drone 0
     env.engine.qpos[:] = qpos.reshape(1, -1)
-    step = env.step(np.zeros((2, 4)))
+    step = env.step(np.zeros((2, env.num_actions)))
     np.testing.assert_array_equal(step.terminated, [ends, ends])
     while "episode" not in step.info:
         assert env.collided.all()
-        step = env.step(np.zeros((2, 4)))
+        step = env.step(np.zeros((2, env.num_actions)))
     np.testing.assert_array_equal(step.info["episode"]["collision"], 1.0)
     np.testing.assert_array_equal(step.info["episode"]["success"], 0.0)
 
@@ -93,9 +93,9 @@ def test_drones_at_their_goals_succeed():
     qpos = env.engine.qpos.reshape(1, 3, 7)
     qpos[0, :, 0:3] = env.goal[0]
     env.engine.qpos[:] = qpos.reshape(1, -1)
-    step = env.step(np.zeros((3, 4)))
+    step = env.step(np.zeros((3, env.num_actions)))
     while "episode" not in step.info:
-        step = env.step(np.zeros((3, 4)))
+        step = env.step(np.zeros((3, env.num_actions)))
     np.testing.assert_array_equal(step.info["episode"]["success"], 1.0)
     assert step.info["episode"]["time_to_goal_s"][0] < 0.1
 
@@ -120,8 +120,9 @@ def test_attention_policy_ignores_the_order_of_neighbours():
     obs, _ = env.observe()
     shuffled = obs.copy()
     k, size = env.cfg.neighbours, obs_terms.NEIGHBOUR_TOKEN
-    tokens = shuffled[:, 25 : 25 + k * size].reshape(-1, k, size)
-    shuffled[:, 25 : 25 + k * size] = tokens[:, ::-1].reshape(-1, k * size)
+    first = obs_terms.SELF_SIZE_WITHOUT_ACTION + env.num_actions
+    tokens = shuffled[:, first : first + k * size].reshape(-1, k, size)
+    shuffled[:, first : first + k * size] = tokens[:, ::-1].reshape(-1, k * size)
     with torch.no_grad():
         a = model.act_inference(torch.from_numpy(obs))
         b = model.act_inference(torch.from_numpy(shuffled))
@@ -137,7 +138,7 @@ def test_a_policy_for_8_drones_runs_32_and_exports_to_onnx(tmp_path):
     path = export_onnx(model, tmp_path / "swarm.onnx", {"task": "quad-swarm"})
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     actions = session.run(None, {"obs": obs})[0]
-    assert actions.shape == (32, 4)
+    assert actions.shape == (32, 3)
     np.testing.assert_allclose(actions, expected, atol=1e-5)
 
 
@@ -146,13 +147,13 @@ def test_a_crashed_drone_restarts_alone_and_spoils_the_swarm_success():
     qpos = env.engine.qpos.reshape(2, 3, 7)
     qpos[0, 1, 2] = 0.01  # drone 1 of simulation 0 hits the floor
     env.engine.qpos[:] = qpos.reshape(2, -1)
-    step = env.step(np.zeros((6, 4)))
+    step = env.step(np.zeros((6, env.num_actions)))
     np.testing.assert_array_equal(step.terminated, [False, True, False, False, False, False])
     np.testing.assert_array_equal(step.info["episode"]["crash"], [1.0])
     np.testing.assert_allclose(env.pos[0, 1], env.start_pos[0, 1])  # respawned
     assert env.episode_step[1] == 0 and env.episode_step[0] == 1
     while not step.truncated.any():
-        step = env.step(np.zeros((6, 4)))
+        step = env.step(np.zeros((6, env.num_actions)))
     assert step.truncated.all()
     np.testing.assert_array_equal(step.info["episode"]["crash"], [1, 1, 1, 0, 0, 0])
     np.testing.assert_array_equal(step.info["episode"]["success"][:3], 0.0)
@@ -167,9 +168,9 @@ def test_the_crash_penalty_lands_on_the_step_of_the_crash():
     env.engine.qpos[:] = qpos.reshape(1, -1)
     crash = env.cfg.reward_weights["crash"]
     assert crash < 0
-    step = env.step(np.zeros((2, 4)))
+    step = env.step(np.zeros((2, env.num_actions)))
     assert step.terminated[1] and step.reward[1] < crash / 2 < step.reward[0]
-    step = env.step(np.zeros((2, 4)))
+    step = env.step(np.zeros((2, env.num_actions)))
     assert not step.terminated.any() and step.reward[1] > crash / 2
 
 
@@ -182,3 +183,39 @@ def test_clearance_rises_from_zero_at_the_margin_to_one_at_contact():
     np.testing.assert_allclose(
         clearance(np.full((1, 1), 9.0), np.array([[0.06]]), 0.15, 0.06, 0.3), [[1.0]]
     )
+
+
+def test_velocity_actions_fly_the_commanded_velocity_through_the_onboard_controller():
+    env = make(1, num_drones=2, eval_density=0.0, evaluation=True)
+    start = env.pos.copy()
+    for _ in range(30):  # zero command: hold station
+        env.step(np.zeros((2, 3)))
+    assert np.abs(env.pos - start).max() < 1e-3
+    command = np.array([[0.5, 0.0, 0.0], [0.0, -0.4, 0.6]])
+    for _ in range(45):
+        env.step(command)
+    expected = command * [env.cfg.max_speed_xy, env.cfg.max_speed_xy, env.cfg.max_speed_z]
+    np.testing.assert_allclose(env.lin_vel[0], expected, atol=0.05)
+
+
+def test_the_controller_recovers_a_tilted_tumbling_drone():
+    env = make(1, num_drones=1, eval_density=0.0, evaluation=True)
+    qvel = env.engine.qvel.reshape(1, 1, 6)
+    qvel[0, 0, 3:6] = [6.0, -4.0, 2.0]  # rad/s: a hard knock
+    env.engine.qvel[:] = qvel.reshape(1, -1)
+    for _ in range(60):
+        step = env.step(np.zeros((1, 3)))
+        assert not step.terminated.any()
+    assert np.abs(env.lin_vel).max() < 0.05 and np.abs(env.ang_vel).max() < 0.05
+
+
+def test_rpm_actions_remain_available():
+    env = make(1, num_drones=2, action_type="rpm")
+    assert env.num_actions == 4 and set(env.action_groups) == {"motors"}
+    step = env.step(np.zeros((2, 4)))
+    assert step.reward.shape == (2,)
+
+
+def test_an_unknown_action_type_is_refused_by_name():
+    with pytest.raises(ValueError, match="action_type"):
+        make(1, action_type="thrust")

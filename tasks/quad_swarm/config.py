@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from simreal.tasks.quadrotor import QuadrotorConfig
+from simreal.tasks.quadrotor.controller import VelocityControllerGains
+
+ACTION_TYPES = ("velocity", "rpm")
 
 REWARD_TERMS = (
     "progress",
@@ -21,6 +24,15 @@ REWARD_TERMS = (
 @dataclass
 class QuadSwarmConfig(QuadrotorConfig):
     episode_s: float = 15.0
+    action_type: str = "velocity"
+    """"velocity": the policy commands each drone's world velocity and the onboard
+    cascade (tasks/quadrotor/controller.py) flies it, as swarm stacks do on real
+    Crazyflies; "rpm": per-motor speeds, the policy stabilises attitude itself (far
+    slower to learn on a CPU budget)."""
+    max_speed_xy: float = 1.5
+    """Horizontal speed (m/s) that a velocity action of magnitude 1 commands, per axis."""
+    max_speed_z: float = 1.0
+    controller: VelocityControllerGains = field(default_factory=VelocityControllerGains)
     max_tilt: float = 1.0
     """Crossing the room takes brisk flight: the swarm allows more tilt than hovering."""
     num_drones: int = 8
@@ -67,6 +79,10 @@ class QuadSwarmConfig(QuadrotorConfig):
 
     def validate(self) -> None:
         super().validate()
+        if self.action_type not in ACTION_TYPES:
+            raise ValueError(f"action_type must be one of {ACTION_TYPES}, got {self.action_type!r}")
+        if self.max_speed_xy <= 0 or self.max_speed_z <= 0:
+            raise ValueError("max_speed_xy and max_speed_z must be positive")
         if not 1 <= self.num_drones <= 64:
             raise ValueError(f"num_drones must be in [1, 64], got {self.num_drones}")
         for name in ("density",):

@@ -11,8 +11,6 @@ drone is at its goal and none collided or crashed during the episode.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 import numpy as np
 
 from simreal.robots.crazyflie import CrazyflieParams, motor_thrust
@@ -22,6 +20,7 @@ from simreal.tasks.quad_swarm import observations as obs_terms
 from simreal.tasks.quad_swarm import rewards
 from simreal.tasks.quad_swarm.config import QuadSwarmConfig
 from simreal.tasks.quad_swarm.scene import PARKED_Z, build_scene
+from simreal.tasks.quadrotor.controller import mixer_matrix, rotor_thrusts
 from simreal.tasks.quadrotor.env import motor_metadata
 from simreal.tasks.rotations import roll_pitch
 
@@ -34,7 +33,6 @@ SLOT_DEPTHS = np.array([0.4, 0.9, 1.4])
 class QuadSwarmEnv(TaskEnv):
     robot = "crazyflie"
     agents_end_together = False
-    action_groups: ClassVar[dict[str, tuple[int, ...]]] = {"motors": (0, 1, 2, 3)}
     cfg: QuadSwarmConfig
 
     def __init__(
@@ -55,11 +53,20 @@ class QuadSwarmEnv(TaskEnv):
         self.agents_per_sim = n = cfg.num_drones
         self.decimation = cfg.decimation
         self.max_episode_steps = cfg.max_episode_steps
-        self.observation_layout = obs_terms.observation_layout(cfg.neighbours, cfg.obstacles_seen)
+        self.velocity_control = cfg.action_type == "velocity"
+        self.action_groups = (
+            {"velocity": (0, 1, 2)} if self.velocity_control else {"motors": (0, 1, 2, 3)}
+        )
+        a = self.num_actions
+        self.observation_layout = obs_terms.observation_layout(
+            cfg.neighbours, cfg.obstacles_seen, a
+        )
         self.critic_observation_layout = self.observation_layout
         self.observation_structure = obs_terms.observation_structure(
-            cfg.neighbours, cfg.obstacles_seen
+            cfg.neighbours, cfg.obstacles_seen, a
         )
+        self.speed_scale = np.array([cfg.max_speed_xy, cfg.max_speed_xy, cfg.max_speed_z])
+        self.mixer_inverse = np.linalg.inv(mixer_matrix(self.params))
         cells = cfg.obstacle_grid
         grid = (np.arange(cells) - (cells - 1) / 2) * 1.0
         self.cell_xy = np.stack(np.meshgrid(grid, grid, indexing="ij"), axis=-1).reshape(-1, 2)
@@ -74,8 +81,8 @@ class QuadSwarmEnv(TaskEnv):
             self.params, n, cells, cfg.obstacle_radius, cfg.ceiling, 1.0 / cfg.physics_hz
         )
         super().__init__(mjcf, num_envs, engine, seed, num_threads)
-        self.action = np.zeros((s, n, 4))
-        self.last_action = np.zeros((s, n, 4))
+        self.action = np.zeros((s, n, a))
+        self.last_action = np.zeros((s, n, a))
         self.prev_goal_dist = np.zeros((s, n))
         self.collisions = np.zeros((s, n), dtype=bool)
         self.near_miss = np.zeros((s, n))
@@ -138,7 +145,9 @@ class QuadSwarmEnv(TaskEnv):
     def apply_action(self, action: np.ndarray) -> None:
         s, n = self.num_sims, self.agents_per_sim
         self.last_action[:] = self.action
-        self.action[:] = action.reshape(s, n, 4)
+        self.action[:] = action.reshape(s, n, -1)
+        if self.velocity_control:
+            return  # the controller turns the command into thrusts every physics step
         rpm = self.params.hover_rpm * (1.0 + self.cfg.action_rpm_scale * self.action)
         rpm = np.clip(rpm, 0.0, self.params.max_rpm)
         self.engine.ctrl[:] = motor_thrust(rpm, self.params.kf).reshape(s, n * 4)
@@ -146,7 +155,22 @@ class QuadSwarmEnv(TaskEnv):
     def simulate(self) -> None:
         """Step the physics, then judge collisions and crashes at once, so that the reward
         of this step (computed before `terminated`) sees them."""
-        self.engine.step(self.decimation)
+        if self.velocity_control:
+            command = (self.action * self.speed_scale).reshape(-1, 3)
+            for _ in range(self.decimation):
+                thrusts = rotor_thrusts(
+                    self.params,
+                    self.cfg.controller,
+                    self.quat.reshape(-1, 4),
+                    self.lin_vel.reshape(-1, 3),
+                    self.ang_vel.reshape(-1, 3),
+                    command,
+                    self.mixer_inverse,
+                )
+                self.engine.ctrl[:] = thrusts.reshape(self.num_sims, -1)
+                self.engine.step(1)
+        else:
+            self.engine.step(self.decimation)
         self._detect_collisions()
         self._detect_crashes()
 
@@ -230,7 +254,7 @@ class QuadSwarmEnv(TaskEnv):
         sims, drones = agent_ids // n, agent_ids % n
         qpos_cols = 7 * drones[:, None] + np.arange(7)
         qvel_cols = 6 * drones[:, None] + np.arange(6)
-        act_cols = 4 * drones[:, None] + np.arange(4)
+        act_cols = 4 * drones[:, None] + np.arange(4)  # motor filter states
         start = np.zeros((agent_ids.size, 7))
         start[:, 0:3] = self.start_pos[sims, drones]
         start[:, 3] = 1.0
@@ -257,11 +281,19 @@ class QuadSwarmEnv(TaskEnv):
             self.level_outcomes.clear()
 
     def deployment_metadata(self) -> dict:
-        return {
+        meta = {
             **super().deployment_metadata(),
             **motor_metadata(self.params, self.cfg),
             "observation_structure": self.observation_structure,
+            "action_type": self.cfg.action_type,
         }
+        if self.velocity_control:
+            # The policy's "joints" are the three axes of the commanded world velocity.
+            meta["joint_names"] = ["velocity_x", "velocity_y", "velocity_z"]
+            meta["default_joint_pos"] = [0.0, 0.0, 0.0]
+            meta["action_scale"] = self.speed_scale.tolist()
+            meta["velocity_controller"] = self.cfg.controller.as_metadata()
+        return meta
 
     def reset_state(self, sim_ids: np.ndarray) -> None:
         c = self.cfg

@@ -11,7 +11,8 @@ import numpy as np
 
 from simreal.tasks.rotations import quat_to_matrix
 
-SELF_SIZE = 25
+SELF_SIZE_WITHOUT_ACTION = 21
+"""goal error, position, velocity (3 each), rotation matrix (9), angular velocity (3)."""
 NEIGHBOUR_TOKEN = 7
 """Relative position (3), relative velocity (3), present flag (1)."""
 OBSTACLE_TOKEN = 4
@@ -20,23 +21,23 @@ FAR = 10.0
 """Distance (m) written into absent tokens' distance field."""
 
 
-def observation_layout(k: int, m: int) -> tuple[tuple[str, int], ...]:
+def observation_layout(k: int, m: int, action_size: int) -> tuple[tuple[str, int], ...]:
     return (
         ("goal_pos_error", 3),
         ("base_pos", 3),
         ("base_lin_vel", 3),
         ("base_rot", 9),
         ("base_ang_vel", 3),
-        ("last_action", 4),
+        ("last_action", action_size),
         ("neighbours", k * NEIGHBOUR_TOKEN),
         ("obstacles", m * OBSTACLE_TOKEN),
     )
 
 
-def observation_structure(k: int, m: int) -> dict:
+def observation_structure(k: int, m: int, action_size: int) -> dict:
     """How the attention encoder splits the flat observation into self and token sets."""
     return {
-        "self": SELF_SIZE,
+        "self": SELF_SIZE_WITHOUT_ACTION + action_size,
         "tokens": [["neighbours", k, NEIGHBOUR_TOKEN], ["obstacles", m, OBSTACLE_TOKEN]],
     }
 
