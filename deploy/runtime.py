@@ -62,6 +62,9 @@ class PolicyMetadata:
     n_obs: int
     n_actions: int
     obs_history: int = 0
+    action_clip: float = 1.0
+    """Actions are clipped to +-this before scaling, as in training (absent in policies
+    exported before it existed: those were trained with 1)."""
 
 
 def _is_number(x: object) -> bool:
@@ -129,9 +132,10 @@ _JSON_FIELDS: dict[str, Callable[[object], object]] = {
     "sim_dt": _float,
     "decimation": _int,
     "obs_history": _int,
+    "action_clip": _float,
 }
 
-_OPTIONAL = {"obs_history"}
+_OPTIONAL = {"obs_history", "action_clip"}
 
 
 def _check_keys(props: dict[str, str], source: str) -> None:

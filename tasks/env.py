@@ -49,6 +49,10 @@ class TaskEnv(ABC):
     """False: an agent that fails ends only its own episode and is respawned
     (`respawn_agents`) while the others fly on; a simulation restarts when its time
     runs out. True: any failure restarts the whole simulation."""
+    action_clip: float = 1.0
+    """Actions are clipped to [-action_clip, action_clip] before they reach the robot, in
+    training, evaluation and deploy alike (the ONNX metadata carries it). 1 for most tasks;
+    the G1 allows more (see G1Env)."""
     command_fields: tuple[str, ...] = ()
     """Per-joint fields of the low-level command (`command_from_action`), e.g. ("rpm",) or
     ("q", "dq", "kp", "kd", "tau"); empty for a task that has none."""
@@ -127,6 +131,7 @@ class TaskEnv(ABC):
             "sim_dt": self.engine.physics_dt,
             "decimation": self.decimation,
             "obs_history": 0,
+            "action_clip": self.action_clip,
         }
 
     def command_from_action(self, action: np.ndarray) -> np.ndarray:
@@ -159,7 +164,7 @@ class TaskEnv(ABC):
         )
 
     def step(self, action: np.ndarray) -> StepResult:
-        self.apply_action(np.clip(action, -1.0, 1.0))
+        self.apply_action(np.clip(action, -self.action_clip, self.action_clip))
         unstable = self._simulate_safely()
         self.sim_step += 1
         self.episode_step += 1

@@ -184,3 +184,21 @@ def test_command_is_default_plus_scaled_action_and_offsets_shift_the_pd_target()
     np.testing.assert_allclose(command, expected)
     env.apply_action(action)
     np.testing.assert_allclose(env.ctrl_target, command - env.joint_offset)
+
+
+def test_actions_beyond_one_reach_the_pd_targets_up_to_the_clip_and_joint_limits():
+    """The G1 may command past |a| = 1 (a hip step, an ankle leaning with full torque);
+    training clips where the deploy node clips: at action_clip, then at the joint limits."""
+    env = make(1, randomize=False)
+    env.reset()
+    action = np.zeros((1, 29))
+    knee = JOINT_NAMES.index("left_knee_joint")
+    action[0, knee] = 3.0
+    env.step(action)
+    scale = ACTUATORS["left_knee_joint"].action_scale
+    assert env.ctrl_target[0, knee] == pytest.approx(DEFAULT_JOINT_POS[knee] + 3.0 * scale)
+    assert env.deployment_metadata()["action_clip"] == env.action_clip > 3.0
+    action[0, knee] = 100.0  # clipped at action_clip, then at the knee's upper limit
+    env.step(action)
+    target = min(DEFAULT_JOINT_POS[knee] + env.action_clip * scale, env.joint_upper[knee])
+    assert env.ctrl_target[0, knee] == pytest.approx(target)

@@ -245,6 +245,7 @@ class G1Node:
         if fault:
             self.machine.fault(now, fault)
             return
+        action = np.clip(action, -self.meta.action_clip, self.meta.action_clip)
         self.target = action_to_target(
             action,
             default=self.default,

@@ -71,6 +71,13 @@ ROBOT_QVEL = slice(0, 6 + 29)
 """The robot's free joint and 29 joints lead qpos and qvel; a scene's other bodies follow."""
 
 
+G1_ACTION_CLIP = 5.0
+"""Actions may reach +-5: with action scale 0.25 x torque limit / kp, |a| = 4 asks for the
+full torque from the default pose. At +-1 (the generic clip) an ankle could lean on at
+most a quarter of its torque and a hip could swing 0.2 rad, too little to step or to lean
+into a large load. As in legged_gym and mjlab, the Gaussian mean is otherwise unbounded."""
+
+
 class G1Env(TaskEnv):
     """The G1 on a floor, commanded by joint position targets; the task subclass adds its
     loads (`apply_external_forces`, `reset_loads`, `episode_metrics`) and may extend the
@@ -83,6 +90,7 @@ class G1Env(TaskEnv):
     critic_observation_layout = POLICY_OBSERVATION + PRIVILEGED_OBSERVATION
     action_groups: ClassVar[dict[str, tuple[int, ...]]] = ACTION_GROUPS
     command_fields: ClassVar[tuple[str, ...]] = ("q",)
+    action_clip = G1_ACTION_CLIP
 
     def __init__(
         self,
@@ -163,6 +171,7 @@ class G1Env(TaskEnv):
         self.torque_limit = np.array([a.torque_limit for a in acts])
         lower = np.array([JOINTS[n].lower for n in JOINT_NAMES])
         upper = np.array([JOINTS[n].upper for n in JOINT_NAMES])
+        self.joint_lower, self.joint_upper = lower, upper
         mid, half = (lower + upper) / 2, (upper - lower) / 2
         self.soft_lower = mid - SOFT_LIMIT_FRACTION * half
         self.soft_upper = mid + SOFT_LIMIT_FRACTION * half
@@ -301,8 +310,10 @@ class G1Env(TaskEnv):
         self.apply_command(self.command_from_action(action))
 
     def command_from_action(self, action: np.ndarray) -> np.ndarray:
-        """(N, 29) joint position targets (rad), SDK order: the low-level command's q."""
-        return self.default_joint_pos + self.action_scale * action
+        """(N, 29) joint position targets (rad), SDK order: the low-level command's q, within
+        the joint limits as the deploy node keeps it."""
+        target = self.default_joint_pos + self.action_scale * action
+        return np.clip(target, self.joint_lower, self.joint_upper)
 
     def apply_command(self, command: np.ndarray) -> None:
         """The robot's PD loop tracks `command` against its measured (offset) angles."""
@@ -510,6 +521,18 @@ class G1Env(TaskEnv):
         field("actuator_forcerange")[ids] = (
             nom["actuator_forcerange"] * self.motor_strength[ids, :, None]
         )
+
+    def baseline_policy(self, name: str):
+        """`stand`: zero actions, i.e. the PD loop holding the default pose; the floor any
+        trained balance policy must beat."""
+        if name != "stand":
+            raise ValueError(f"{type(self).__name__}: unknown baseline {name!r}; available: stand")
+        n = self.num_actions
+
+        def act(obs: np.ndarray) -> np.ndarray:
+            return np.zeros((obs.shape[0], n), dtype=np.float32)
+
+        return act
 
     def deployment_metadata(self) -> dict:
         return {
