@@ -27,14 +27,23 @@ CSV_FIELDS = (
 
 
 class TrainingLogger:
-    def __init__(self, log_dir: Path, reward_terms: list[str]):
+    def __init__(
+        self, log_dir: Path, reward_terms: list[str], curriculum_terms: tuple[str, ...] = ()
+    ):
         from torch.utils.tensorboard import SummaryWriter
 
         self.log_dir = log_dir
         log_dir.mkdir(parents=True, exist_ok=True)
-        self.fields = list(CSV_FIELDS) + [f"reward/{t}" for t in reward_terms]
+        self.fields = (
+            list(CSV_FIELDS)
+            + [f"reward/{t}" for t in reward_terms]
+            + [f"curriculum/{t}" for t in curriculum_terms]
+        )
         self.csv_path = log_dir / "metrics.csv"
         new = not self.csv_path.exists()
+        if not new:  # a resumed run keeps the columns its file has
+            with self.csv_path.open(newline="") as f:
+                self.fields = next(csv.reader(f), self.fields)
         self._csv_file = self.csv_path.open("a", newline="")
         self._csv = csv.DictWriter(self._csv_file, fieldnames=self.fields, extrasaction="ignore")
         if new:
@@ -46,7 +55,7 @@ class TrainingLogger:
         self._csv_file.flush()
         step = int(row["env_steps"])
         for key, value in row.items():
-            if value is not None and key not in ("iteration", "env_steps"):
+            if isinstance(value, (int, float)) and key not in ("iteration", "env_steps"):
                 self.tb.add_scalar(key if "/" in key else f"train/{key}", float(value), step)
 
     def log_evaluation(self, env_steps: int, metrics: dict) -> None:

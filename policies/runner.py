@@ -128,6 +128,7 @@ class OnPolicyRunner:
             "wall_time_s": self.wall_time_s,
             "best_eval_return": self.best_eval_return,
             "model_spec": self.model_spec(),
+            "curriculum": self.env.curriculum_state(),
             "model_cfg": self.cfg.model,
         }
         return save_checkpoint(self.checkpoint_dir, self.iteration, state)
@@ -146,6 +147,7 @@ class OnPolicyRunner:
         self.env_steps = state["env_steps"]
         self.wall_time_s = state["wall_time_s"]
         self.best_eval_return = state["best_eval_return"]
+        self.env.restore_curriculum(state.get("curriculum", {}))
         if not self.distributed.is_main:  # its own noise again, not rank 0's
             self.ppo.generator.manual_seed(self.distributed.seed(self.cfg.seed) + self.iteration)
         return path
@@ -161,7 +163,11 @@ class OnPolicyRunner:
         """Train until the step or time budget is spent or evaluation reaches the target."""
         cfg = self.cfg
         main = self.distributed.is_main
-        logger = TrainingLogger(self.log_dir, self.reward_terms) if main else None
+        logger = (
+            TrainingLogger(self.log_dir, self.reward_terms, tuple(self.env.curriculum_state()))
+            if main
+            else None
+        )
         bar = tqdm(
             total=cfg.max_env_steps,
             initial=self.env_steps,
@@ -196,6 +202,7 @@ class OnPolicyRunner:
         while self.stopped_by is None:
             t0 = time.perf_counter()
             terms: dict[str, list[float]] = {}
+            outcomes: dict[str, list[float]] = {}
             unstable = 0
             with torch.inference_mode():
                 for _ in range(cfg.ppo.num_steps_per_env):
@@ -210,6 +217,9 @@ class OnPolicyRunner:
                         recent_lengths.extend(np.asarray(episode["length"]).tolist())
                         for name in self.reward_terms:
                             terms.setdefault(name, []).extend(episode[f"reward/{name}"].tolist())
+                        for name, values in episode.items():
+                            if name not in ("return", "length") and "/" not in name:
+                                outcomes.setdefault(name, []).extend(np.ravel(values).tolist())
                 self.ppo.finish_rollout(critic_obs)
             losses = self.ppo.update()
             self.iteration += 1
@@ -227,6 +237,8 @@ class OnPolicyRunner:
                 "unstable_resets": unstable,
                 **losses,
                 **{f"reward/{k}": float(np.mean(v)) for k, v in terms.items()},
+                **{f"episode/{k}": float(np.nanmean(v)) for k, v in outcomes.items() if v},
+                **{f"curriculum/{k}": v for k, v in self.env.curriculum_state().items()},
             }
             if logger is not None:
                 logger.log(row)

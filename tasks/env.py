@@ -153,6 +153,16 @@ class TaskEnv(ABC):
         """Task metrics of episodes ending now in simulations `ids` (before their reset)."""
         return {}
 
+    def curriculum_state(self) -> dict[str, float]:
+        """The curriculum's levels by name (empty without a curriculum): logged every
+        iteration as curriculum/<name> and saved in checkpoints, so a resumed run carries
+        on at the level it reached instead of starting over."""
+        return {}
+
+    def restore_curriculum(self, state: dict[str, float]) -> None:
+        """Set the levels `curriculum_state` returned (from a checkpoint)."""
+        return None
+
     def reset(self) -> tuple[np.ndarray, np.ndarray]:
         self._reset_sims(np.arange(self.num_sims))
         return self.observe()

@@ -24,6 +24,7 @@ from simreal.policies.ppo import PPO
 from simreal.policies.storage import RolloutStorage
 from simreal.tasks import make_env
 from simreal.tasks.quad_hover import QuadHoverConfig
+from simreal.tasks.quad_swarm import QuadSwarmConfig
 
 GROUPS = {"lower": (0, 1, 2), "waist": (3,), "upper": (4, 5)}
 N_OBS = 10
@@ -389,3 +390,21 @@ def test_a_checkpoint_with_one_adam_group_resumes_into_actor_and_critic_groups(t
     torch.testing.assert_close(
         moments, runner.ppo.optimizer.state[params[len(actor["params"])]]["exp_avg"]
     )
+
+
+def test_a_resumed_run_carries_on_at_its_curriculum_level_and_logs_it(tmp_path):
+    def swarm_runner() -> OnPolicyRunner:
+        env = make_env("quad-swarm", QuadSwarmConfig(num_drones=2), num_envs=4, seed=0)
+        cfg = TrainConfig(num_envs=4, max_env_steps=1, seed=0)  # one iteration
+        return OnPolicyRunner(env, cfg, tmp_path / "run", eval_env=None, reward_terms=[])
+
+    runner = swarm_runner()
+    runner.env.level = 2  # as if training had unlocked two densities
+    runner.learn()
+    lines, rows = metrics_rows(runner.log_dir)
+    assert "curriculum/density_high" in lines[0].split(",")
+    assert float(rows[-1]["curriculum/density_high"]) == runner.env.density_high == 0.4
+    resumed = swarm_runner()
+    assert resumed.env.level == 0
+    resumed.resume()
+    assert resumed.env.level == 2

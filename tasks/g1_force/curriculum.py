@@ -20,6 +20,11 @@ class FallRateCurriculum:
         self.level = start
         self._outcomes: list[float] = []
 
+    def restore(self, level: float) -> None:
+        """Resume at `level` (from a checkpoint), within [start, maximum], window empty."""
+        self.level = float(np.clip(level, self.start, self.maximum))
+        self._outcomes.clear()
+
     def record(self, fell: np.ndarray, window: int) -> None:
         """Episodes ended with outcomes `fell` (bool per episode); `window` of the latest
         decide (one per simulation is a natural size)."""

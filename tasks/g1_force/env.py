@@ -597,6 +597,13 @@ class G1ForceEnv(G1Env):
         self.first_episode[:] = True
         return super().reset()
 
+    def curriculum_state(self) -> dict[str, float]:
+        return {} if self.cfg.evaluation else {"force_cap_n": self.schedule.curriculum.level}
+
+    def restore_curriculum(self, state: dict[str, float]) -> None:
+        if "force_cap_n" in state:
+            self.schedule.curriculum.restore(state["force_cap_n"])
+
     def reset_loads(self, ids: np.ndarray) -> None:
         if self.cfg.evaluation:
             self.schedule.set_eval_push(self.cfg.eval_push)

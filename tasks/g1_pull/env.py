@@ -122,6 +122,13 @@ class G1PullEnv(G1Env):
         return self.hands_x - direction * self.cart_offset_m
 
     # -- the load -----------------------------------------------------------------------
+    def curriculum_state(self) -> dict[str, float]:
+        return {} if self.cfg.evaluation else {"load_resistance_n": self.curriculum.level}
+
+    def restore_curriculum(self, state: dict[str, float]) -> None:
+        if "load_resistance_n" in state:
+            self.curriculum.restore(state["load_resistance_n"])
+
     def reset_loads(self, ids: np.ndarray) -> None:
         cfg, n, rng = self.cfg, ids.size, self.rng
         if cfg.evaluation:

@@ -267,6 +267,16 @@ class QuadSwarmEnv(TaskEnv):
             self.goal[sims, drones] - self.start_pos[sims, drones], axis=-1
         )
 
+    def curriculum_state(self) -> dict[str, float]:
+        return {} if self.cfg.evaluation else {"density_high": self.density_high}
+
+    def restore_curriculum(self, state: dict[str, float]) -> None:
+        """Back at the level whose upper density the checkpoint recorded."""
+        if "density_high" in state:
+            levels = np.array((self.cfg.density[1], *self.cfg.curriculum))
+            self.level = int(np.argmin(np.abs(levels - state["density_high"])))
+            self.level_outcomes.clear()
+
     def _advance_curriculum(self, successes: np.ndarray) -> None:
         """Unlock the next density once recent training episodes mostly succeed."""
         if self.level >= len(self.cfg.curriculum):
