@@ -4,8 +4,9 @@ For each seed, a random perturbation of one joint group (`--group`, default the 
 simreal.calibration.perturbation) is the hidden truth of the virtual robot, hung on its
 gantry. `excite` logs the excitation;
 `joint-offsets`, `actuators` and `imu` fit the overlay from that log alone. Printed: the
-largest error per quantity over seeds, and the open-loop re-simulation RMSE of the
-nominal and the calibrated model.
+largest error per quantity over seeds (parameters the routines report unidentifiable
+are listed per run and left out of the errors), and the open-loop re-simulation RMSE of
+the nominal and the calibrated model.
 
 With `--holdout`, a second log of the same hidden robot, excited differently (HELD_OUT:
 smaller, shorter, faster), is re-simulated open loop with the nominal and the calibrated
@@ -39,8 +40,9 @@ def calibrate_once(seed: int, folder: Path, group: str = "left_leg", holdout: bo
     truth = random_perturbation(seed, joints)
     routines.excite(ExcitationConfig(group=group), folder / "log", parse_overlay(truth))
     out = folder / "overlay.yaml"
-    routines.joint_offsets(folder / "log", group, out, None)
+    offsets = routines.joint_offsets(folder / "log", group, out, None)
     actuators = routines.actuators(folder / "log", group, out, None)
+    blind = sorted(set(offsets.unidentifiable) | set(actuators.unidentifiable))
     routines.imu(folder / "log", out, None)
     fit = load_overlay(out)
     held = {}
@@ -58,14 +60,21 @@ def calibrate_once(seed: int, folder: Path, group: str = "left_leg", holdout: bo
             "holdout_rmse_drop": 1.0 - calibrated / nominal,
         }
     rel = {
-        key: max(abs(getattr(fit.joint(n), key) / truth["joints"][n][key] - 1) for n in joints)
+        key: max(
+            abs(getattr(fit.joint(n), key) / truth["joints"][n][key] - 1)
+            for n in joints
+            if f"{n}.{key}" not in blind
+        )
         for key in FIELDS
     }
     return {
         "seed": seed,
         "group": group,
+        "unidentifiable": blind,
         "max_offset_error_rad": max(
-            abs(fit.joint(n).encoder_offset - truth["joints"][n]["encoder_offset"]) for n in joints
+            abs(fit.joint(n).encoder_offset - truth["joints"][n]["encoder_offset"])
+            for n in joints
+            if f"{n}.encoder_offset" not in blind
         ),
         **{f"max_{key}_rel_error": value for key, value in rel.items()},
         "latency_error_ms": abs(fit.latency_ms - truth["latency_ms"]),
@@ -97,7 +106,7 @@ def main(argv: list[str] | None = None) -> None:
     worst = {
         key: (min if key.endswith("_drop") else max)(r[key] for r in runs)
         for key in runs[0]
-        if key not in ("seed", "group")
+        if key not in ("seed", "group", "unidentifiable")
     }
     report = {
         "command": "python bench/g1_calibration.py " + " ".join(sys.argv[1:]),

@@ -27,11 +27,24 @@ from scipy.optimize import least_squares
 from simreal.calibration.excite import hung_g1
 from simreal.calibration.logdata import CalibrationError, HungLog, joint_indices
 from simreal.deploy.g1.sim_robot import MotorCommand
+from simreal.robots.g1 import JOINT_NAMES, JOINTS
 from simreal.robots.g1.overlay import Overlay
 
-SLIDE_SPEED = 0.5
-"""rad/s: Coulomb friction is saturated (sliding) above this speed; slower samples are skipped."""
+SLIDE_SPEED = 1.0
+"""rad/s: Coulomb friction is saturated (sliding) above this speed; slower samples are
+skipped. MuJoCo's friction loss is a soft constraint: a joint decelerating hard at
+0.5-0.6 rad/s can still be inside its linear zone, and those few samples (residuals up
+to 0.7 N m where every other sample fits to 1e-14) pulled the weakly loaded ankle roll's
+offset 0.0076 rad off; above 1 rad/s none was seen."""
 MIN_SAMPLES = 50
+MIN_OFFSET_SENSITIVITY = 1e-3
+"""N m/rad (rms over the samples): an encoder offset that changes the model's torques by
+less than this per radian, once the other parameters are refitted, is unidentifiable
+from the log (e.g. the waist yaw of the hung robot: a rotation about the vertical
+leaves gravity and the inertia matrix unchanged). It is held at nominal and reported."""
+LIMIT_CLEARANCE = 0.01
+"""rad: logged joints closer than this to a joint limit meet its constraint force, which
+the fits do not model; such a log is refused."""
 
 
 @dataclass
@@ -55,8 +68,11 @@ class DynamicsFit:
     armature: dict[str, Estimate]
     friction_viscous: dict[str, Estimate]
     friction_coulomb: dict[str, Estimate]
-    unidentifiable: list[str] = field(default_factory=list)
+    unidentifiable: dict[str, str] = field(default_factory=dict)
+    """`joint.parameter` -> why the log cannot pin it down (held at nominal)."""
     residual_rms: float = 0.0
+    offset_sensitivity: dict[str, float] = field(default_factory=dict)
+    """N m/rad rms: how much the model's torques change per radian of each encoder offset."""
 
 
 def _linear_fit(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
@@ -135,11 +151,36 @@ class _InverseDynamics:
         return out
 
 
+def check_clear_of_limits(log: HungLog, joints: tuple[str, ...]) -> None:
+    """Raise CalibrationError naming each joint of `joints` whose logged angle comes
+    within LIMIT_CLEARANCE of a joint limit (the limit's constraint force is not modeled)."""
+    bad = []
+    for name in joints:
+        q = log.q[:, JOINT_NAMES.index(name)]
+        spec = JOINTS[name]
+        if q.min() < spec.lower + LIMIT_CLEARANCE or q.max() > spec.upper - LIMIT_CLEARANCE:
+            bad.append(
+                f"{name} (logged [{q.min():.3f}, {q.max():.3f}] rad, limits "
+                f"[{spec.lower:.3f}, {spec.upper:.3f}])"
+            )
+    if bad:
+        raise CalibrationError(
+            f"{log.path}: the log reaches joint limits, whose forces the fits do not model: "
+            + "; ".join(bad)
+            + ". Excite with a smaller amplitude or stiffer commanded gains (gain_scale)."
+        )
+
+
 def fit_dynamics(
     log: HungLog, joints: tuple[str, ...], gains: GainFit, stride: int = 2
 ) -> DynamicsFit:
-    """Encoder offsets, armature, viscous and Coulomb friction of `joints`."""
+    """Encoder offsets, armature, viscous and Coulomb friction of `joints`.
+
+    Raises CalibrationError when a joint slid too little for friction and armature, or
+    when the log reaches a joint limit; encoder offsets the log cannot see are held at
+    nominal and listed in `unidentifiable`."""
     idx = joint_indices(joints)
+    check_clear_of_limits(log, joints)
     L = gains.latency_steps
     first = round(0.25 / log.dt) + L + 1
     rows = np.arange(first, len(log.t), stride)
@@ -150,14 +191,18 @@ def fit_dynamics(
     sliding = (np.abs(v_prev) > SLIDE_SPEED) & (np.sign(v_prev) == np.sign(v_next))
     tau = log.tau[rows][:, idx] - log.dt * kd_eff * acc
     unidentifiable = [
-        f"{n}: friction and armature (only {int(sliding[:, k].sum())} sliding samples)"
+        f"{n}: friction and armature (only {int(sliding[:, k].sum())} samples sliding "
+        f"faster than {SLIDE_SPEED} rad/s; need {MIN_SAMPLES})"
         for k, n in enumerate(joints)
         if sliding[:, k].sum() < MIN_SAMPLES
     ]
     if unidentifiable:
         raise CalibrationError("too little excitation: " + "; ".join(unidentifiable))
+    free = np.ones(len(idx), dtype=bool)  # offsets being fitted; the others stay nominal
 
-    def solve(offsets: np.ndarray):
+    def solve(free_offsets: np.ndarray):
+        offsets = np.zeros(len(idx))
+        offsets[free] = free_offsets
         y_all = tau - inv(offsets)
         res, fits = [], []
         for k in range(len(idx)):
@@ -168,14 +213,33 @@ def fit_dynamics(
             fits.append((coef, std))
         return np.concatenate(res), fits
 
-    sol = least_squares(lambda o: solve(o)[0], np.zeros(len(idx)), diff_step=1e-4, x_scale=0.01)
-    r, fits = solve(sol.x)
-    dof = max(len(r) - len(sol.x) - 3 * len(idx), 1)
-    cov = (r @ r / dof) * np.linalg.pinv(sol.jac.T @ sol.jac)
-    off_std = np.sqrt(np.clip(np.diag(cov), 0, None))
+    def fit_offsets():
+        return least_squares(
+            lambda o: solve(o)[0], np.zeros(int(free.sum())), diff_step=1e-4, x_scale=0.01
+        )
+
+    sol = fit_offsets()
+    sensitivity = np.linalg.norm(sol.jac, axis=0) / np.sqrt(len(sol.fun))
+    blind = sensitivity < MIN_OFFSET_SENSITIVITY
+    if blind.any():
+        held = [n for n, b in zip(joints, blind, strict=True) if b]
+        free[:] = ~blind
+        sol = fit_offsets() if free.any() else None
+    else:
+        held = []
+    x = sol.x if sol is not None else np.zeros(0)
+    r, fits = solve(x)
+    off_value, off_std = np.zeros(len(idx)), np.full(len(idx), np.inf)
+    if sol is not None:
+        dof = max(len(r) - len(x) - 3 * len(idx), 1)
+        cov = (r @ r / dof) * np.linalg.pinv(sol.jac.T @ sol.jac)
+        off_value[free] = x
+        off_std[free] = np.sqrt(np.clip(np.diag(cov), 0, None))
     arm_nominal = inv.model.dof_armature[inv.sim.dof_adr[idx]]
     return DynamicsFit(
-        encoder_offset={n: Estimate(sol.x[k], off_std[k]) for k, n in enumerate(joints)},
+        encoder_offset={
+            n: Estimate(off_value[k], off_std[k]) for k, n in enumerate(joints) if free[k]
+        },
         armature={
             n: Estimate(max(arm_nominal[k] + fits[k][0][0], 0.0), fits[k][1][0])
             for k, n in enumerate(joints)
@@ -186,7 +250,13 @@ def fit_dynamics(
         friction_coulomb={
             n: Estimate(max(fits[k][0][2], 0.0), fits[k][1][2]) for k, n in enumerate(joints)
         },
+        unidentifiable={
+            f"{n}.encoder_offset": f"the model's torques change by less than "
+            f"{MIN_OFFSET_SENSITIVITY} N m/rad rms with it; held at nominal"
+            for n in held
+        },
         residual_rms=float(np.sqrt(np.mean(r**2))),
+        offset_sensitivity={n: float(v) for n, v in zip(joints, sensitivity, strict=True)},
     )
 
 

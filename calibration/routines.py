@@ -29,6 +29,8 @@ class Result:
     notes: list[str] = field(default_factory=list)
     metrics: dict[str, float] = field(default_factory=dict)
     seconds: float = 0.0
+    unidentifiable: list[str] = field(default_factory=list)
+    """`joint.parameter` the log cannot pin down: reported, not fitted, not written."""
 
 
 def excite(
@@ -91,15 +93,24 @@ def log_index(name: str) -> int:
     return JOINT_NAMES.index(name)
 
 
+def _report_unidentifiable(result: Result, dyn) -> None:
+    result.unidentifiable += list(dyn.unidentifiable)
+    result.notes += [
+        f"unidentifiable from this log (not written): {key} ({why})"
+        for key, why in dyn.unidentifiable.items()
+    ]
+
+
 def joint_offsets(log_path: Path, group: str, out: Path, report: Path | None) -> Result:
     start = time.perf_counter()
     joints = _group_of(None, group)
     log, _gains, dyn = _fit_joints(log_path, joints, "joint-offsets")
-    fields = {n: {"encoder_offset": dyn.encoder_offset[n]} for n in joints}
+    fields = {n: {"encoder_offset": e} for n, e in dyn.encoder_offset.items()}
     update_overlay(out, joints=fields)
     result = Result(
         rows=[(n, "encoder_offset", e.value, e.std) for n, e in dyn.encoder_offset.items()]
     )
+    _report_unidentifiable(result, dyn)
     calibrated = _overlay_from(fields, 0.0)
     result.metrics = _compare(log, joints, calibrated, report, "joint offsets")
     result.seconds = time.perf_counter() - start
@@ -130,8 +141,11 @@ def actuators(log_path: Path, group: str, out: Path, report: Path | None) -> Res
         "unidentifiable from this excitation (not fitted): "
         + ", ".join(f"{p} of {group}" for p in UNIDENTIFIED_BY_EXCITATION)
     )
-    offsets = {n: {"encoder_offset": dyn.encoder_offset[n]} for n in joints}
-    calibrated = _overlay_from({n: {**fields[n], **offsets[n]} for n in joints}, latency.value)
+    _report_unidentifiable(result, dyn)
+    offsets = {n: {"encoder_offset": e} for n, e in dyn.encoder_offset.items()}
+    calibrated = _overlay_from(
+        {n: {**fields[n], **offsets.get(n, {})} for n in joints}, latency.value
+    )
     result.metrics = _compare(log, joints, calibrated, report, "actuators")
     result.seconds = time.perf_counter() - start
     return result
