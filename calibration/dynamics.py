@@ -5,7 +5,11 @@ Gains and latency. Each motor reports the torque it applied, tau_est. At tick j 
 applied command c_{j-L} (L the latency in ticks) to the state of row j-1:
 tau_j = kp_s kp (q_cmd - q_{j-1}) + kd_s kd (dq_cmd - dq_{j-1}) + tau_ff. The encoder
 offset cancels (the loop closes on the encoder), so for each L this is a linear
-least-squares problem in (kp_s, kd_s); L is the one with the smallest residual.
+least-squares problem in (kp_s, kd_s). The latency need not be whole ticks: with
+L + phi, the motor follows c_{j-L-1} for the first fraction phi of tick j and c_{j-L}
+after it, so tau_j is the phi-weighted mix of the two PD laws, still linear in
+(kp_s, kd_s). The whole-tick search picks L; a bounded scalar minimization of the
+residual over the neighbouring ticks gives the fraction.
 
 Dynamics. MuJoCo's implicitfast step gives (M + dt D) a = tau + f_passive + f_friction
 - bias, with a = (dq_{j} - dq_{j-1}) / dt and D the motor's kd plus viscous friction.
@@ -22,11 +26,12 @@ from dataclasses import dataclass, field
 
 import mujoco
 import numpy as np
-from scipy.optimize import least_squares
+from scipy.optimize import least_squares, minimize_scalar
 
 from simreal.calibration.excite import hung_g1
 from simreal.calibration.logdata import CalibrationError, HungLog, joint_indices
 from simreal.deploy.g1.sim_robot import MotorCommand
+from simreal.deploy.g1.virtual_robot import CommandGate
 from simreal.robots.g1 import JOINT_NAMES, JOINTS
 from simreal.robots.g1.overlay import Overlay
 
@@ -55,9 +60,11 @@ class Estimate:
 
 @dataclass
 class GainFit:
-    latency_steps: int
+    latency_ticks: float
+    """Actuation latency in control ticks (not a whole number in general)."""
+    latency_std_ticks: float
     latency_cost: np.ndarray
-    """(L_max + 1,) residual sum of squares per latency."""
+    """(L_max + 1,) residual sum of squares per whole-tick latency (the coarse search)."""
     kp_scale: dict[str, Estimate]
     kd_scale: dict[str, Estimate]
 
@@ -89,33 +96,71 @@ def delayed(x: np.ndarray, steps: int) -> np.ndarray:
     return np.concatenate([np.repeat(x[:1], steps, axis=0), x[: len(x) - steps]]) if steps else x
 
 
-def fit_gains(log: HungLog, joints: tuple[str, ...], max_latency_ms: float = 30.0) -> GainFit:
-    idx = joint_indices(joints)
+def blended(x: np.ndarray, ticks: float) -> np.ndarray:
+    """The command in force at row j under a latency of `ticks` = L + phi ticks, averaged
+    over the tick: x[j - L - 1] for the first fraction phi of it, then x[j - L] (the
+    command comes due phi of a tick after the tick starts; `CommandGate.blend`)."""
+    whole = int(np.floor(ticks))
+    phi = ticks - whole
+    out = delayed(x, whole)
+    return out if phi == 0 else (1 - phi) * out + phi * delayed(x, whole + 1)
+
+
+def _gain_fits(log: HungLog, idx: np.ndarray, ticks: float, start: int):
+    """Per joint (coef, std) of (kp_s, kd_s) under latency `ticks`, and the total RSS."""
     c = log.cmd
-    start = round(0.25 / log.dt) + round(max_latency_ms / 1e3 / log.dt)
-    costs, fits = [], []
-    for L in range(round(max_latency_ms / 1e3 / log.dt) + 1):
-        total, per_joint = 0.0, []
-        for i in idx:
-            ekp = delayed(c["kp"][:, i], L)[start:]
-            ekd = delayed(c["kd"][:, i], L)[start:]
-            X = np.stack(
-                [
-                    ekp * (delayed(c["q"][:, i], L)[start:] - log.q[start - 1 : -1, i]),
-                    ekd * (delayed(c["dq"][:, i], L)[start:] - log.dq[start - 1 : -1, i]),
-                ],
-                axis=1,
-            )
-            y = log.tau[start:, i] - delayed(c["tau"][:, i], L)[start:]
-            coef, std, rss = _linear_fit(X, y)
-            total += rss
-            per_joint.append((coef, std))
-        costs.append(total)
-        fits.append(per_joint)
+    total, per_joint = 0.0, []
+    for i in idx:
+        kp, kd = blended(c["kp"][:, i], ticks)[start:], blended(c["kd"][:, i], ticks)[start:]
+        X = np.stack(
+            [
+                blended(c["kp"][:, i] * c["q"][:, i], ticks)[start:]
+                - kp * log.q[start - 1 : -1, i],
+                blended(c["kd"][:, i] * c["dq"][:, i], ticks)[start:]
+                - kd * log.dq[start - 1 : -1, i],
+            ],
+            axis=1,
+        )
+        y = log.tau[start:, i] - blended(c["tau"][:, i], ticks)[start:]
+        coef, std, rss = _linear_fit(X, y)
+        total += rss
+        per_joint.append((coef, std))
+    return per_joint, total
+
+
+def fit_gains(log: HungLog, joints: tuple[str, ...], max_latency_ms: float = 30.0) -> GainFit:
+    """kp and kd scales per joint and the latency, continuous: whole ticks first, then
+    the fraction of a tick around the best one (bounded Brent on the residual)."""
+    idx = joint_indices(joints)
+    max_ticks = round(max_latency_ms / 1e3 / log.dt)
+    start = round(0.25 / log.dt) + max_ticks + 1
+    costs = np.array([_gain_fits(log, idx, L, start)[1] for L in range(max_ticks + 1)])
     best = int(np.argmin(costs))
-    kp = {n: Estimate(f[0][0], f[1][0]) for n, f in zip(joints, fits[best], strict=True)}
-    kd = {n: Estimate(f[0][1], f[1][1]) for n, f in zip(joints, fits[best], strict=True)}
-    return GainFit(best, np.array(costs), kp, kd)
+    candidates = [(float(best), costs[best])]
+    for lo in (best - 1, best):
+        if 0 <= lo < max_ticks:
+            sol = minimize_scalar(
+                lambda x: _gain_fits(log, idx, x, start)[1],
+                bounds=(lo, lo + 1),
+                method="bounded",
+                options={"xatol": 1e-4},
+            )
+            candidates.append((float(sol.x), float(sol.fun)))
+    ticks = min(candidates, key=lambda tc: tc[1])[0]
+    fits, rss = _gain_fits(log, idx, ticks, start)
+    # Std of the latency: residual variance over the cost's curvature (cost ~ rss).
+    h = 0.05
+    curvature = (
+        _gain_fits(log, idx, max(ticks + h, 0), start)[1]
+        - 2 * rss
+        + _gain_fits(log, idx, max(ticks - h, 0), start)[1]
+    ) / h**2
+    n = len(idx) * (len(log.t) - start)
+    sigma2 = rss / max(n - 2 * len(idx) - 1, 1)
+    std = float(np.sqrt(2 * sigma2 / curvature)) if curvature > 0 else float("inf")
+    kp = {n: Estimate(f[0][0], f[1][0]) for n, f in zip(joints, fits, strict=True)}
+    kd = {n: Estimate(f[0][1], f[1][1]) for n, f in zip(joints, fits, strict=True)}
+    return GainFit(ticks, std, costs, kp, kd)
 
 
 class _InverseDynamics:
@@ -181,11 +226,10 @@ def fit_dynamics(
     nominal and listed in `unidentifiable`."""
     idx = joint_indices(joints)
     check_clear_of_limits(log, joints)
-    L = gains.latency_steps
-    first = round(0.25 / log.dt) + L + 1
+    first = round(0.25 / log.dt) + int(np.ceil(gains.latency_ticks)) + 1
     rows = np.arange(first, len(log.t), stride)
     inv = _InverseDynamics(log, idx, rows)
-    kd_applied = delayed(log.cmd["kd"], L)[rows][:, idx]
+    kd_applied = blended(log.cmd["kd"], gains.latency_ticks)[rows][:, idx]
     kd_eff = kd_applied * np.array([gains.kd_scale[n].value for n in joints])
     acc, v_prev, v_next = inv.acc[:, idx], log.dq[rows - 1][:, idx], log.dq[rows][:, idx]
     sliding = (np.abs(v_prev) > SLIDE_SPEED) & (np.sign(v_prev) == np.sign(v_next))
@@ -262,15 +306,17 @@ def fit_dynamics(
 
 def resimulate(log: HungLog, overlay: Overlay) -> np.ndarray:
     """Measured joint positions (K, 29) of the hung G1 with `overlay`, driven open loop
-    by the logged commands (applied `overlay.latency_ms` later, in whole ticks)."""
+    by the logged commands through the virtual robot's CommandGate (`overlay.latency_ms`,
+    sub-tick included), as `run_hung` drives it."""
     robot = hung_g1(log.dt, overlay)
-    L = int(np.ceil(overlay.latency_ms / 1e3 / log.dt - 1e-6))
+    gate = CommandGate(stale_after_s=np.inf, latency_s=overlay.latency_ms / 1e3)
     c = log.cmd
     q = np.empty_like(log.q)
     for k in range(len(log.t)):
-        if k >= L:
-            j = k - L
-            robot.apply(MotorCommand(c["q"][j], c["dq"][j], c["tau"][j], c["kp"][j], c["kd"][j]))
+        now = k * log.dt
+        gate.receive(now, MotorCommand(c["q"][k], c["dq"][k], c["tau"][k], c["kp"][k], c["kd"][k]))
+        robot.apply_blend(gate.blend(now, log.dt))
+        if gate.state != "waiting":
             robot.step()
         q[k] = robot.sensors().q
     return q

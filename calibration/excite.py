@@ -152,7 +152,7 @@ def run_hung(exc: Excitation, overlay: Overlay, log_dir: Path | str) -> Path:
 
     The robot is the one `simreal sim-robot g1 --hang --perturb FILE` runs (SimG1 with
     the overlay as hidden truth, commands passed through the same CommandGate and its
-    latency), stepped tick by tick in simulated time. Row k of every topic is tick k:
+    latency, sub-tick included), stepped tick by tick in simulated time. Row k of every topic is tick k:
     the command sent then, and the state after that tick's physics step.
     """
     dt = float(exc.t[1] - exc.t[0])
@@ -170,7 +170,7 @@ def run_hung(exc: Excitation, overlay: Overlay, log_dir: Path | str) -> Path:
         for k, now in enumerate(exc.t):
             cmd = motor_command(exc, k)
             gate.receive(now, cmd)
-            robot.apply(gate.command(now))
+            robot.apply_blend(gate.blend(now, dt))
             if gate.state != "waiting":
                 robot.step()
             s = robot.sensors()

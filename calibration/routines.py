@@ -121,7 +121,7 @@ def actuators(log_path: Path, group: str, out: Path, report: Path | None) -> Res
     start = time.perf_counter()
     joints = _group_of(None, group)
     log, gains, dyn = _fit_joints(log_path, joints, "actuators")
-    latency = Estimate(gains.latency_steps * log.dt * 1e3, log.dt * 1e3 / np.sqrt(12))
+    latency = Estimate(gains.latency_ticks * log.dt * 1e3, gains.latency_std_ticks * log.dt * 1e3)
     fields = {
         n: {
             "kp_scale": gains.kp_scale[n],

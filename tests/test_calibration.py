@@ -48,7 +48,9 @@ def test_actuators_recovered(calibrated):
         for key in ("kp_scale", "kd_scale", "armature", "friction_coulomb", "friction_viscous"):
             want = truth["joints"][n][key]
             assert abs(getattr(fit.joint(n), key) / want - 1) < 0.15, (n, key)
-    assert abs(fit.latency_ms - truth["latency_ms"]) < 2.0
+    # Continuous latency (the virtual robot applies a command when it comes due, inside a
+    # tick too): recovered far better than the 2 ms goal.
+    assert abs(fit.latency_ms - truth["latency_ms"]) < 0.1
     m = results["actuators"].metrics
     assert m["resim_rmse_calibrated_rad"] < 0.3 * m["resim_rmse_nominal_rad"]
     assert any("torque_limit_scale" in note for note in results["actuators"].notes)
