@@ -15,7 +15,12 @@ def calibrate(args: argparse.Namespace) -> int:
     if args.robot != "g1":
         raise ValueError(f"robot {args.robot!r}: only g1 has calibration routines so far")
     if args.routine == "excite":
-        cfg = ExcitationConfig(group=args.group, amplitude=args.amplitude, chirp_s=args.chirp_s)
+        cfg = ExcitationConfig(
+            group=args.group,
+            amplitude=args.amplitude,
+            chirp_s=args.chirp_s,
+            gain_scale=args.gain_scale,
+        )
         perturb = load_overlay(args.perturb) if args.perturb else None
         result = routines.excite(cfg, args.log, perturb, args.domain if args.dds else None)
     elif args.routine == "joint-offsets":

@@ -229,6 +229,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--perturb", type=Path, metavar="FILE", help="excite: virtual robot's truth")
     s.add_argument("--chirp-s", type=float, default=3.0, help="excite: chirp length per joint")
     s.add_argument(
+        "--gain-scale",
+        type=float,
+        help="excite: commanded kp and kd of the group as multiples of nominal "
+        "(default per group: 4 for the waist, which carries the upper body; else 1)",
+    )
+    s.add_argument(
         "--dds",
         action="store_true",
         help="excite: run on the robot over DDS (rt/lowstate, rt/lowcmd), e.g. a running "

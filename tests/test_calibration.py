@@ -133,3 +133,59 @@ def test_a_log_that_reaches_joint_limits_is_refused(tmp_path):
     ):
         routines.actuators(tmp_path / "log", "waist", tmp_path / "o.yaml", None)
     assert not (tmp_path / "o.yaml").exists()
+
+
+def test_too_little_excitation_names_the_unidentifiable_parameters(tmp_path):
+    """A 0.02 rad excitation never slides a joint fast enough to separate Coulomb friction
+    from the rest: refused, naming each joint and what it lacks; nothing is written."""
+    truth = random_perturbation(1, LEG)
+    cfg = ExcitationConfig(group="left_leg", amplitude=0.02)
+    routines.excite(cfg, tmp_path / "log", parse_overlay(truth))
+    with pytest.raises(CalibrationError, match="too little excitation") as err:
+        routines.actuators(tmp_path / "log", "left_leg", tmp_path / "o.yaml", None)
+    for n in LEG:
+        assert f"{n}: friction and armature" in str(err.value)
+    assert not (tmp_path / "o.yaml").exists()
+
+
+def _imu_log(path, quats):
+    meta = LogMeta(robot="g1", joint_names=JOINT_NAMES, control_dt=0.002, command_fields=())
+    with RolloutLog(path, meta) as log:
+        for k, q in enumerate(quats):
+            log.imu(k * 0.002, q, [0.01, 0.0, 0.0], [0.0, 0.0, 9.81])
+    return path
+
+
+def test_imu_refuses_a_moving_log(tmp_path):
+    yaw = np.linspace(0.0, 0.5, 200)
+    quats = np.stack([np.cos(yaw / 2), 0 * yaw, 0 * yaw, np.sin(yaw / 2)], axis=1)
+    log = _imu_log(tmp_path / "log", quats)
+    with pytest.raises(CalibrationError, match=r"static log.*turns by 0\.500 rad"):
+        routines.imu(log, tmp_path / "o.yaml", None)
+    still = _imu_log(tmp_path / "still", np.tile([1.0, 0.0, 0.0, 0.0], (200, 1)))
+    routines.imu(still, tmp_path / "o.yaml", None)
+    assert load_overlay(tmp_path / "o.yaml").gyro_bias == pytest.approx((0.01, 0.0, 0.0))
+
+
+def test_imu_without_imu_topic_named(tmp_path):
+    meta = LogMeta(robot="g1", joint_names=JOINT_NAMES, control_dt=0.002, command_fields=())
+    with RolloutLog(tmp_path / "log", meta) as log:
+        log.joint_state(0.0, np.zeros(29), np.zeros(29), np.zeros(29))
+    with pytest.raises(CalibrationError, match=r"`imu` needs topic.*/imu"):
+        routines.imu(tmp_path / "log", tmp_path / "o.yaml", None)
+
+
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (["--amplitude", "0.5"], "left_ankle_roll_joint (targets"),
+        (["--gain-scale", "0"], "gain_scale 0.0: expected a number > 0"),
+    ],
+)
+def test_cli_refuses_a_bad_excitation_request(tmp_path, capsys, flags, named):
+    from simreal.cli import main
+
+    argv = ["calibrate", "excite", str(tmp_path / "log"), "--robot", "g1", *flags]
+    assert main(argv) == 2
+    assert named in capsys.readouterr().err
+    assert not (tmp_path / "log").exists()
