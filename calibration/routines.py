@@ -61,10 +61,12 @@ def _group_of(log_joints: tuple[str, ...] | None, group: str) -> tuple[str, ...]
     return GROUPS[group] if log_joints is None else log_joints
 
 
-def _fit_joints(log_path: Path, joints: tuple[str, ...], routine: str):
+def _fit_joints(log_path: Path, joints: tuple[str, ...], routine: str, lowpass_hz: float | None):
+    if lowpass_hz is not None and not lowpass_hz > 0:
+        raise ValueError(f"lowpass_hz {lowpass_hz!r}: expected a frequency > 0 Hz or none")
     log = load_hung_log(log_path, JOINT_SERIES, routine)
     gains = fit_gains(log, joints)
-    dyn = fit_dynamics(log, joints, gains)
+    dyn = fit_dynamics(log, joints, gains, cutoff_hz=lowpass_hz)
     return log, gains, dyn
 
 
@@ -101,10 +103,14 @@ def _report_unidentifiable(result: Result, dyn) -> None:
     ]
 
 
-def joint_offsets(log_path: Path, group: str, out: Path, report: Path | None) -> Result:
+def joint_offsets(
+    log_path: Path, group: str, out: Path, report: Path | None, lowpass_hz: float | None = None
+) -> Result:
+    """`lowpass_hz`: zero-phase low-pass on the logged joint signals before the dynamics
+    fit (for a robot's noisy encoders; None for the noise-free virtual robot)."""
     start = time.perf_counter()
     joints = _group_of(None, group)
-    log, _gains, dyn = _fit_joints(log_path, joints, "joint-offsets")
+    log, _gains, dyn = _fit_joints(log_path, joints, "joint-offsets", lowpass_hz)
     fields = {n: {"encoder_offset": e} for n, e in dyn.encoder_offset.items()}
     update_overlay(out, joints=fields)
     result = Result(
@@ -117,10 +123,14 @@ def joint_offsets(log_path: Path, group: str, out: Path, report: Path | None) ->
     return result
 
 
-def actuators(log_path: Path, group: str, out: Path, report: Path | None) -> Result:
+def actuators(
+    log_path: Path, group: str, out: Path, report: Path | None, lowpass_hz: float | None = None
+) -> Result:
+    """`lowpass_hz`: zero-phase low-pass on the logged joint signals before the dynamics
+    fit (for a robot's noisy encoders; None for the noise-free virtual robot)."""
     start = time.perf_counter()
     joints = _group_of(None, group)
-    log, gains, dyn = _fit_joints(log_path, joints, "actuators")
+    log, gains, dyn = _fit_joints(log_path, joints, "actuators", lowpass_hz)
     latency = Estimate(gains.latency_ticks * log.dt * 1e3, gains.latency_std_ticks * log.dt * 1e3)
     fields = {
         n: {

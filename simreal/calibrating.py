@@ -24,7 +24,9 @@ def calibrate(args: argparse.Namespace) -> int:
         perturb = load_overlay(args.perturb) if args.perturb else None
         result = routines.excite(cfg, args.log, perturb, args.domain if args.dds else None)
     elif args.routine == "joint-offsets":
-        result = routines.joint_offsets(args.log, args.group, args.out, args.report)
+        result = routines.joint_offsets(
+            args.log, args.group, args.out, args.report, args.lowpass_hz
+        )
     elif args.routine == "extrinsics":
         cfg = routines.ExtrinsicsConfig(
             topic_a=args.topic_a,
@@ -35,7 +37,7 @@ def calibrate(args: argparse.Namespace) -> int:
         )
         result = routines.extrinsics(args.log, cfg, args.out, args.report)
     elif args.routine == "actuators":
-        result = routines.actuators(args.log, args.group, args.out, args.report)
+        result = routines.actuators(args.log, args.group, args.out, args.report, args.lowpass_hz)
     else:
         result = routines.imu(args.log, args.out, args.report)
     print(routines.summary_table(result))

@@ -241,6 +241,13 @@ def build_parser() -> argparse.ArgumentParser:
         "`simreal sim-robot g1 --hang`, instead of an in-process virtual robot",
     )
     s.add_argument("--domain", type=int, default=0, help="excite --dds: DDS domain id")
+    s.add_argument(
+        "--lowpass-hz",
+        type=float,
+        help="joint-offsets, actuators: zero-phase low-pass (Hz) on the logged joint signals "
+        "before the dynamics fit, for a real robot's noisy encoders (e.g. 20; the "
+        "excitation stays below 3.5 Hz); default none (the virtual robot is noise-free)",
+    )
     s.add_argument("--report", type=Path, metavar="PNG", help="write the PNG report here")
     s.add_argument(
         "--topic-a",
