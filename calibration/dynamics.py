@@ -161,8 +161,8 @@ def fit_gains(log: HungLog, joints: tuple[str, ...], max_latency_ms: float = 30.
         - 2 * rss
         + _gain_fits(log, idx, max(ticks - h, 0), start)[1]
     ) / h**2
-    n = len(idx) * (len(log.t) - start)
-    sigma2 = rss / max(n - 2 * len(idx) - 1, 1)
+    samples = len(idx) * (len(log.t) - start)
+    sigma2 = rss / max(samples - 2 * len(idx) - 1, 1)
     std = float(np.sqrt(2 * sigma2 / curvature)) if curvature > 0 else float("inf")
     kp = {n: Estimate(f[0][0], f[1][0]) for n, f in zip(joints, fits, strict=True)}
     kd = {n: Estimate(f[0][1], f[1][1]) for n, f in zip(joints, fits, strict=True)}

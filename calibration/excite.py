@@ -152,8 +152,8 @@ def run_hung(exc: Excitation, overlay: Overlay, log_dir: Path | str) -> Path:
 
     The robot is the one `simreal sim-robot g1 --hang --perturb FILE` runs (SimG1 with
     the overlay as hidden truth, commands passed through the same CommandGate and its
-    latency, sub-tick included), stepped tick by tick in simulated time. Row k of every topic is tick k:
-    the command sent then, and the state after that tick's physics step.
+    latency, sub-tick included), stepped tick by tick in simulated time. Row k of every
+    topic is tick k: the command sent then, and the state after that tick's physics step.
     """
     dt = float(exc.t[1] - exc.t[0])
     robot = hung_g1(dt, overlay)

@@ -105,7 +105,7 @@ def run_dds(exc: Excitation, log_dir: Path | str, domain_id: int, wait_s: float 
             log.command(t, np.stack([cmd.q, cmd.dq, cmd.kp, cmd.kd, cmd.tau], axis=1))
             log.joint_state(t, rows["q"][k], rows["dq"][k], rows["tau_est"][k])
             log.imu(t, rows["quat_wxyz"][k], rows["gyro"][k], rows["accel"][k])
-    reaction_ms = np.array(reaction) * 1e3
+    reaction_ms = np.array(reaction or [0.0]) * 1e3
     return {
         "steps": n,
         "states_lost": lost,
