@@ -5,7 +5,11 @@ Gains and latency. Each motor reports the torque it applied, tau_est. At tick j 
 applied command c_{j-L} (L the latency in ticks) to the state of row j-1:
 tau_j = kp_s kp (q_cmd - q_{j-1}) + kd_s kd (dq_cmd - dq_{j-1}) + tau_ff. The encoder
 offset cancels (the loop closes on the encoder), so for each L this is a linear
-least-squares problem in (kp_s, kd_s); L is the one with the smallest residual.
+least-squares problem in (kp_s, kd_s). The latency need not be whole ticks: with
+L + phi, the motor follows c_{j-L-1} for the first fraction phi of tick j and c_{j-L}
+after it, so tau_j is the phi-weighted mix of the two PD laws, still linear in
+(kp_s, kd_s). The whole-tick search picks L; a bounded scalar minimization of the
+residual over the neighbouring ticks gives the fraction.
 
 Dynamics. MuJoCo's implicitfast step gives (M + dt D) a = tau + f_passive + f_friction
 - bias, with a = (dq_{j} - dq_{j-1}) / dt and D the motor's kd plus viscous friction.
@@ -18,20 +22,40 @@ residual variance and the (Jacobian) normal matrix at the solution.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import mujoco
 import numpy as np
-from scipy.optimize import least_squares
+from scipy.optimize import least_squares, minimize_scalar
+from scipy.signal import butter, sosfiltfilt
 
 from simreal.calibration.excite import hung_g1
 from simreal.calibration.logdata import CalibrationError, HungLog, joint_indices
 from simreal.deploy.g1.sim_robot import MotorCommand
+from simreal.deploy.g1.virtual_robot import CommandGate
+from simreal.robots.g1 import JOINT_NAMES, JOINTS
 from simreal.robots.g1.overlay import Overlay
 
-SLIDE_SPEED = 0.5
-"""rad/s: Coulomb friction is saturated (sliding) above this speed; slower samples are skipped."""
+SLIDE_SPEED = 1.0
+"""rad/s: Coulomb friction is saturated (sliding) above this speed; slower samples are
+skipped. MuJoCo's friction loss is a soft constraint: a joint decelerating hard at
+0.5-0.6 rad/s can still be inside its linear zone, and those few samples (residuals up
+to 0.7 N m where every other sample fits to 1e-14) pulled the weakly loaded ankle roll's
+offset 0.0076 rad off; above 1 rad/s none was seen."""
 MIN_SAMPLES = 50
+MIN_OFFSET_SENSITIVITY = 1e-3
+"""N m/rad (rms over the samples): an encoder offset that changes the model's torques by
+less than this per radian, once the other parameters are refitted, is unidentifiable
+from the log (e.g. the waist yaw of the hung robot: a rotation about the vertical
+leaves gravity and the inertia matrix unchanged). It is held at nominal and reported."""
+MAX_OFFSET_STD = 0.01
+"""rad: an encoder offset fitted with a larger standard deviation (from the residuals and
+the Jacobian) is noise, not calibration: held at nominal and reported. On the noise-free
+virtual robot no offset comes near it; with sensor noise the hung ankle roll does (its
+torques change by only ~0.09 N m/rad of offset, the hips' by ~7)."""
+LIMIT_CLEARANCE = 0.01
+"""rad: logged joints closer than this to a joint limit meet its constraint force, which
+the fits do not model; such a log is refused."""
 
 
 @dataclass
@@ -42,9 +66,11 @@ class Estimate:
 
 @dataclass
 class GainFit:
-    latency_steps: int
+    latency_ticks: float
+    """Actuation latency in control ticks (not a whole number in general)."""
+    latency_std_ticks: float
     latency_cost: np.ndarray
-    """(L_max + 1,) residual sum of squares per latency."""
+    """(L_max + 1,) residual sum of squares per whole-tick latency (the coarse search)."""
     kp_scale: dict[str, Estimate]
     kd_scale: dict[str, Estimate]
 
@@ -55,8 +81,11 @@ class DynamicsFit:
     armature: dict[str, Estimate]
     friction_viscous: dict[str, Estimate]
     friction_coulomb: dict[str, Estimate]
-    unidentifiable: list[str] = field(default_factory=list)
+    unidentifiable: dict[str, str] = field(default_factory=dict)
+    """`joint.parameter` -> why the log cannot pin it down (held at nominal)."""
     residual_rms: float = 0.0
+    offset_sensitivity: dict[str, float] = field(default_factory=dict)
+    """N m/rad rms: how much the model's torques change per radian of each encoder offset."""
 
 
 def _linear_fit(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
@@ -73,33 +102,71 @@ def delayed(x: np.ndarray, steps: int) -> np.ndarray:
     return np.concatenate([np.repeat(x[:1], steps, axis=0), x[: len(x) - steps]]) if steps else x
 
 
-def fit_gains(log: HungLog, joints: tuple[str, ...], max_latency_ms: float = 30.0) -> GainFit:
-    idx = joint_indices(joints)
+def blended(x: np.ndarray, ticks: float) -> np.ndarray:
+    """The command in force at row j under a latency of `ticks` = L + phi ticks, averaged
+    over the tick: x[j - L - 1] for the first fraction phi of it, then x[j - L] (the
+    command comes due phi of a tick after the tick starts; `CommandGate.blend`)."""
+    whole = int(np.floor(ticks))
+    phi = ticks - whole
+    out = delayed(x, whole)
+    return out if phi == 0 else (1 - phi) * out + phi * delayed(x, whole + 1)
+
+
+def _gain_fits(log: HungLog, idx: np.ndarray, ticks: float, start: int):
+    """Per joint (coef, std) of (kp_s, kd_s) under latency `ticks`, and the total RSS."""
     c = log.cmd
-    start = round(0.25 / log.dt) + round(max_latency_ms / 1e3 / log.dt)
-    costs, fits = [], []
-    for L in range(round(max_latency_ms / 1e3 / log.dt) + 1):
-        total, per_joint = 0.0, []
-        for i in idx:
-            ekp = delayed(c["kp"][:, i], L)[start:]
-            ekd = delayed(c["kd"][:, i], L)[start:]
-            X = np.stack(
-                [
-                    ekp * (delayed(c["q"][:, i], L)[start:] - log.q[start - 1 : -1, i]),
-                    ekd * (delayed(c["dq"][:, i], L)[start:] - log.dq[start - 1 : -1, i]),
-                ],
-                axis=1,
-            )
-            y = log.tau[start:, i] - delayed(c["tau"][:, i], L)[start:]
-            coef, std, rss = _linear_fit(X, y)
-            total += rss
-            per_joint.append((coef, std))
-        costs.append(total)
-        fits.append(per_joint)
+    total, per_joint = 0.0, []
+    for i in idx:
+        kp, kd = blended(c["kp"][:, i], ticks)[start:], blended(c["kd"][:, i], ticks)[start:]
+        X = np.stack(
+            [
+                blended(c["kp"][:, i] * c["q"][:, i], ticks)[start:]
+                - kp * log.q[start - 1 : -1, i],
+                blended(c["kd"][:, i] * c["dq"][:, i], ticks)[start:]
+                - kd * log.dq[start - 1 : -1, i],
+            ],
+            axis=1,
+        )
+        y = log.tau[start:, i] - blended(c["tau"][:, i], ticks)[start:]
+        coef, std, rss = _linear_fit(X, y)
+        total += rss
+        per_joint.append((coef, std))
+    return per_joint, total
+
+
+def fit_gains(log: HungLog, joints: tuple[str, ...], max_latency_ms: float = 30.0) -> GainFit:
+    """kp and kd scales per joint and the latency, continuous: whole ticks first, then
+    the fraction of a tick around the best one (bounded Brent on the residual)."""
+    idx = joint_indices(joints)
+    max_ticks = round(max_latency_ms / 1e3 / log.dt)
+    start = round(0.25 / log.dt) + max_ticks + 1
+    costs = np.array([_gain_fits(log, idx, L, start)[1] for L in range(max_ticks + 1)])
     best = int(np.argmin(costs))
-    kp = {n: Estimate(f[0][0], f[1][0]) for n, f in zip(joints, fits[best], strict=True)}
-    kd = {n: Estimate(f[0][1], f[1][1]) for n, f in zip(joints, fits[best], strict=True)}
-    return GainFit(best, np.array(costs), kp, kd)
+    candidates = [(float(best), costs[best])]
+    for lo in (best - 1, best):
+        if 0 <= lo < max_ticks:
+            sol = minimize_scalar(
+                lambda x: _gain_fits(log, idx, x, start)[1],
+                bounds=(lo, lo + 1),
+                method="bounded",
+                options={"xatol": 1e-4},
+            )
+            candidates.append((float(sol.x), float(sol.fun)))
+    ticks = min(candidates, key=lambda tc: tc[1])[0]
+    fits, rss = _gain_fits(log, idx, ticks, start)
+    # Std of the latency: residual variance over the cost's curvature (cost ~ rss).
+    h = 0.05
+    curvature = (
+        _gain_fits(log, idx, max(ticks + h, 0), start)[1]
+        - 2 * rss
+        + _gain_fits(log, idx, max(ticks - h, 0), start)[1]
+    ) / h**2
+    samples = len(idx) * (len(log.t) - start)
+    sigma2 = rss / max(samples - 2 * len(idx) - 1, 1)
+    std = float(np.sqrt(2 * sigma2 / curvature)) if curvature > 0 else float("inf")
+    kp = {n: Estimate(f[0][0], f[1][0]) for n, f in zip(joints, fits, strict=True)}
+    kd = {n: Estimate(f[0][1], f[1][1]) for n, f in zip(joints, fits, strict=True)}
+    return GainFit(ticks, std, costs, kp, kd)
 
 
 class _InverseDynamics:
@@ -135,29 +202,77 @@ class _InverseDynamics:
         return out
 
 
+def check_clear_of_limits(log: HungLog, joints: tuple[str, ...]) -> None:
+    """Raise CalibrationError naming each joint of `joints` whose logged angle comes
+    within LIMIT_CLEARANCE of a joint limit (the limit's constraint force is not modeled)."""
+    bad = []
+    for name in joints:
+        q = log.q[:, JOINT_NAMES.index(name)]
+        spec = JOINTS[name]
+        if q.min() < spec.lower + LIMIT_CLEARANCE or q.max() > spec.upper - LIMIT_CLEARANCE:
+            bad.append(
+                f"{name} (logged [{q.min():.3f}, {q.max():.3f}] rad, limits "
+                f"[{spec.lower:.3f}, {spec.upper:.3f}])"
+            )
+    if bad:
+        raise CalibrationError(
+            f"{log.path}: the log reaches joint limits, whose forces the fits do not model: "
+            + "; ".join(bad)
+            + ". Excite with a smaller amplitude or stiffer commanded gains (gain_scale)."
+        )
+
+
+def smoothed(log: HungLog, cutoff_hz: float | None) -> HungLog:
+    """The log with joint positions, velocities and torques low-passed, zero phase
+    (4th-order Butterworth forwards and backwards), so that accelerations differenced
+    from velocities are not dominated by sensor noise; None: the log unchanged."""
+    if cutoff_hz is None:
+        return log
+    sos = butter(4, cutoff_hz, fs=1.0 / log.dt, output="sos")
+    return replace(
+        log,
+        q=sosfiltfilt(sos, log.q, axis=0),
+        dq=sosfiltfilt(sos, log.dq, axis=0),
+        tau=sosfiltfilt(sos, log.tau, axis=0),
+    )
+
+
 def fit_dynamics(
-    log: HungLog, joints: tuple[str, ...], gains: GainFit, stride: int = 2
+    log: HungLog,
+    joints: tuple[str, ...],
+    gains: GainFit,
+    stride: int = 2,
+    cutoff_hz: float | None = None,
 ) -> DynamicsFit:
-    """Encoder offsets, armature, viscous and Coulomb friction of `joints`."""
+    """Encoder offsets, armature, viscous and Coulomb friction of `joints`.
+
+    Raises CalibrationError when a joint slid too little for friction and armature, or
+    when the log reaches a joint limit; encoder offsets the log cannot see are held at
+    nominal and listed in `unidentifiable`."""
     idx = joint_indices(joints)
-    L = gains.latency_steps
-    first = round(0.25 / log.dt) + L + 1
+    check_clear_of_limits(log, joints)
+    log = smoothed(log, cutoff_hz)
+    first = round(0.25 / log.dt) + int(np.ceil(gains.latency_ticks)) + 1
     rows = np.arange(first, len(log.t), stride)
     inv = _InverseDynamics(log, idx, rows)
-    kd_applied = delayed(log.cmd["kd"], L)[rows][:, idx]
+    kd_applied = blended(log.cmd["kd"], gains.latency_ticks)[rows][:, idx]
     kd_eff = kd_applied * np.array([gains.kd_scale[n].value for n in joints])
     acc, v_prev, v_next = inv.acc[:, idx], log.dq[rows - 1][:, idx], log.dq[rows][:, idx]
     sliding = (np.abs(v_prev) > SLIDE_SPEED) & (np.sign(v_prev) == np.sign(v_next))
     tau = log.tau[rows][:, idx] - log.dt * kd_eff * acc
     unidentifiable = [
-        f"{n}: friction and armature (only {int(sliding[:, k].sum())} sliding samples)"
+        f"{n}: friction and armature (only {int(sliding[:, k].sum())} samples sliding "
+        f"faster than {SLIDE_SPEED} rad/s; need {MIN_SAMPLES})"
         for k, n in enumerate(joints)
         if sliding[:, k].sum() < MIN_SAMPLES
     ]
     if unidentifiable:
         raise CalibrationError("too little excitation: " + "; ".join(unidentifiable))
+    free = np.ones(len(idx), dtype=bool)  # offsets being fitted; the others stay nominal
 
-    def solve(offsets: np.ndarray):
+    def solve(free_offsets: np.ndarray):
+        offsets = np.zeros(len(idx))
+        offsets[free] = free_offsets
         y_all = tau - inv(offsets)
         res, fits = [], []
         for k in range(len(idx)):
@@ -168,14 +283,51 @@ def fit_dynamics(
             fits.append((coef, std))
         return np.concatenate(res), fits
 
-    sol = least_squares(lambda o: solve(o)[0], np.zeros(len(idx)), diff_step=1e-4, x_scale=0.01)
-    r, fits = solve(sol.x)
-    dof = max(len(r) - len(sol.x) - 3 * len(idx), 1)
-    cov = (r @ r / dof) * np.linalg.pinv(sol.jac.T @ sol.jac)
-    off_std = np.sqrt(np.clip(np.diag(cov), 0, None))
+    def fit_offsets():
+        if not free.any():
+            return None
+        return least_squares(
+            lambda o: solve(o)[0], np.zeros(int(free.sum())), diff_step=1e-4, x_scale=0.01
+        )
+
+    def evaluate(sol):
+        """Offsets (0 where held), their std (inf where held), residuals, linear fits."""
+        x = sol.x if sol is not None else np.zeros(0)
+        r, fits = solve(x)
+        value, std = np.zeros(len(idx)), np.full(len(idx), np.inf)
+        if sol is not None:
+            dof = max(len(r) - len(x) - 3 * len(idx), 1)
+            cov = (r @ r / dof) * np.linalg.pinv(sol.jac.T @ sol.jac)
+            value[free] = x
+            std[free] = np.sqrt(np.clip(np.diag(cov), 0, None))
+        return value, std, r, fits
+
+    held: dict[str, str] = {}
+    sol = fit_offsets()
+    sensitivity = np.linalg.norm(sol.jac, axis=0) / np.sqrt(len(sol.fun))
+    for k in np.flatnonzero(sensitivity < MIN_OFFSET_SENSITIVITY):
+        held[joints[k]] = (
+            f"the model's torques change by {sensitivity[k]:.2g} N m/rad rms with it "
+            f"(< {MIN_OFFSET_SENSITIVITY})"
+        )
+        free[k] = False
+    if held:
+        sol = fit_offsets()
+    off_value, off_std, r, fits = evaluate(sol)
+    loose = free & (off_std > MAX_OFFSET_STD)
+    if loose.any():
+        for k in np.flatnonzero(loose):
+            held[joints[k]] = (
+                f"fitted {off_value[k]:.4f} +- {off_std[k]:.4f} rad: std above "
+                f"{MAX_OFFSET_STD} rad, too little excitation for it"
+            )
+        free[loose] = False
+        off_value, off_std, r, fits = evaluate(fit_offsets())
     arm_nominal = inv.model.dof_armature[inv.sim.dof_adr[idx]]
     return DynamicsFit(
-        encoder_offset={n: Estimate(sol.x[k], off_std[k]) for k, n in enumerate(joints)},
+        encoder_offset={
+            n: Estimate(off_value[k], off_std[k]) for k, n in enumerate(joints) if free[k]
+        },
         armature={
             n: Estimate(max(arm_nominal[k] + fits[k][0][0], 0.0), fits[k][1][0])
             for k, n in enumerate(joints)
@@ -186,21 +338,27 @@ def fit_dynamics(
         friction_coulomb={
             n: Estimate(max(fits[k][0][2], 0.0), fits[k][1][2]) for k, n in enumerate(joints)
         },
+        unidentifiable={
+            f"{n}.encoder_offset": f"{why}; held at nominal" for n, why in held.items()
+        },
         residual_rms=float(np.sqrt(np.mean(r**2))),
+        offset_sensitivity={n: float(v) for n, v in zip(joints, sensitivity, strict=True)},
     )
 
 
 def resimulate(log: HungLog, overlay: Overlay) -> np.ndarray:
     """Measured joint positions (K, 29) of the hung G1 with `overlay`, driven open loop
-    by the logged commands (applied `overlay.latency_ms` later, in whole ticks)."""
+    by the logged commands through the virtual robot's CommandGate (`overlay.latency_ms`,
+    sub-tick included), as `run_hung` drives it."""
     robot = hung_g1(log.dt, overlay)
-    L = int(np.ceil(overlay.latency_ms / 1e3 / log.dt - 1e-6))
+    gate = CommandGate(stale_after_s=np.inf, latency_s=overlay.latency_ms / 1e3)
     c = log.cmd
     q = np.empty_like(log.q)
     for k in range(len(log.t)):
-        if k >= L:
-            j = k - L
-            robot.apply(MotorCommand(c["q"][j], c["dq"][j], c["tau"][j], c["kp"][j], c["kd"][j]))
+        now = k * log.dt
+        gate.receive(now, MotorCommand(c["q"][k], c["dq"][k], c["tau"][k], c["kp"][k], c["kd"][k]))
+        robot.apply_blend(gate.blend(now, log.dt))
+        if gate.state != "waiting":
             robot.step()
         q[k] = robot.sensors().q
     return q

@@ -9,6 +9,15 @@ from simreal.calibration.dynamics import Estimate
 from simreal.calibration.logdata import CalibrationError, HungLog
 
 GRAVITY = 9.81
+MAX_TURN_RAD = 0.01
+"""A log whose orientation turns by more than this is not static: the mean rate would be
+motion, not bias."""
+
+
+def _largest_turn(quat_wxyz: np.ndarray) -> float:
+    """Largest rotation angle (rad) between any logged orientation and the first."""
+    q = quat_wxyz / np.linalg.norm(quat_wxyz, axis=1, keepdims=True)
+    return float(np.max(2 * np.arccos(np.clip(np.abs(q @ q[0]), 0.0, 1.0))))
 
 
 def _rotate_to_body(quat_wxyz: np.ndarray, v_world: np.ndarray) -> np.ndarray:
@@ -30,6 +39,13 @@ def fit_imu(log: HungLog) -> dict[str, list[Estimate]]:
     unidentifiable: only gyro_bias is returned."""
     if np.isnan(log.accel).any():
         raise CalibrationError(f"{log.path}: /imu carries no linear acceleration")
+    turned = _largest_turn(log.quat)
+    if turned > MAX_TURN_RAD:
+        raise CalibrationError(
+            f"{log.path}: `imu` needs a static log (the IMU at rest), but its orientation "
+            f"turns by {turned:.3f} rad (> {MAX_TURN_RAD}): gyro_bias and accel_bias "
+            "are unidentifiable from it"
+        )
     gyro_mean = log.gyro.mean(0)
     n = len(log.gyro)
     gyro_std = log.gyro.std(0) / np.sqrt(n)

@@ -29,6 +29,8 @@ class Result:
     notes: list[str] = field(default_factory=list)
     metrics: dict[str, float] = field(default_factory=dict)
     seconds: float = 0.0
+    unidentifiable: list[str] = field(default_factory=list)
+    """`joint.parameter` the log cannot pin down: reported, not fitted, not written."""
 
 
 def excite(
@@ -59,10 +61,12 @@ def _group_of(log_joints: tuple[str, ...] | None, group: str) -> tuple[str, ...]
     return GROUPS[group] if log_joints is None else log_joints
 
 
-def _fit_joints(log_path: Path, joints: tuple[str, ...], routine: str):
+def _fit_joints(log_path: Path, joints: tuple[str, ...], routine: str, lowpass_hz: float | None):
+    if lowpass_hz is not None and not lowpass_hz > 0:
+        raise ValueError(f"lowpass_hz {lowpass_hz!r}: expected a frequency > 0 Hz or none")
     log = load_hung_log(log_path, JOINT_SERIES, routine)
     gains = fit_gains(log, joints)
-    dyn = fit_dynamics(log, joints, gains)
+    dyn = fit_dynamics(log, joints, gains, cutoff_hz=lowpass_hz)
     return log, gains, dyn
 
 
@@ -91,26 +95,43 @@ def log_index(name: str) -> int:
     return JOINT_NAMES.index(name)
 
 
-def joint_offsets(log_path: Path, group: str, out: Path, report: Path | None) -> Result:
+def _report_unidentifiable(result: Result, dyn) -> None:
+    result.unidentifiable += list(dyn.unidentifiable)
+    result.notes += [
+        f"unidentifiable from this log (not written): {key} ({why})"
+        for key, why in dyn.unidentifiable.items()
+    ]
+
+
+def joint_offsets(
+    log_path: Path, group: str, out: Path, report: Path | None, lowpass_hz: float | None = None
+) -> Result:
+    """`lowpass_hz`: zero-phase low-pass on the logged joint signals before the dynamics
+    fit (for a robot's noisy encoders; None for the noise-free virtual robot)."""
     start = time.perf_counter()
     joints = _group_of(None, group)
-    log, _gains, dyn = _fit_joints(log_path, joints, "joint-offsets")
-    fields = {n: {"encoder_offset": dyn.encoder_offset[n]} for n in joints}
+    log, _gains, dyn = _fit_joints(log_path, joints, "joint-offsets", lowpass_hz)
+    fields = {n: {"encoder_offset": e} for n, e in dyn.encoder_offset.items()}
     update_overlay(out, joints=fields)
     result = Result(
         rows=[(n, "encoder_offset", e.value, e.std) for n, e in dyn.encoder_offset.items()]
     )
+    _report_unidentifiable(result, dyn)
     calibrated = _overlay_from(fields, 0.0)
     result.metrics = _compare(log, joints, calibrated, report, "joint offsets")
     result.seconds = time.perf_counter() - start
     return result
 
 
-def actuators(log_path: Path, group: str, out: Path, report: Path | None) -> Result:
+def actuators(
+    log_path: Path, group: str, out: Path, report: Path | None, lowpass_hz: float | None = None
+) -> Result:
+    """`lowpass_hz`: zero-phase low-pass on the logged joint signals before the dynamics
+    fit (for a robot's noisy encoders; None for the noise-free virtual robot)."""
     start = time.perf_counter()
     joints = _group_of(None, group)
-    log, gains, dyn = _fit_joints(log_path, joints, "actuators")
-    latency = Estimate(gains.latency_steps * log.dt * 1e3, log.dt * 1e3 / np.sqrt(12))
+    log, gains, dyn = _fit_joints(log_path, joints, "actuators", lowpass_hz)
+    latency = Estimate(gains.latency_ticks * log.dt * 1e3, gains.latency_std_ticks * log.dt * 1e3)
     fields = {
         n: {
             "kp_scale": gains.kp_scale[n],
@@ -130,8 +151,11 @@ def actuators(log_path: Path, group: str, out: Path, report: Path | None) -> Res
         "unidentifiable from this excitation (not fitted): "
         + ", ".join(f"{p} of {group}" for p in UNIDENTIFIED_BY_EXCITATION)
     )
-    offsets = {n: {"encoder_offset": dyn.encoder_offset[n]} for n in joints}
-    calibrated = _overlay_from({n: {**fields[n], **offsets[n]} for n in joints}, latency.value)
+    _report_unidentifiable(result, dyn)
+    offsets = {n: {"encoder_offset": e} for n, e in dyn.encoder_offset.items()}
+    calibrated = _overlay_from(
+        {n: {**fields[n], **offsets.get(n, {})} for n in joints}, latency.value
+    )
     result.metrics = _compare(log, joints, calibrated, report, "actuators")
     result.seconds = time.perf_counter() - start
     return result

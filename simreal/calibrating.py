@@ -15,11 +15,18 @@ def calibrate(args: argparse.Namespace) -> int:
     if args.robot != "g1":
         raise ValueError(f"robot {args.robot!r}: only g1 has calibration routines so far")
     if args.routine == "excite":
-        cfg = ExcitationConfig(group=args.group, amplitude=args.amplitude, chirp_s=args.chirp_s)
+        cfg = ExcitationConfig(
+            group=args.group,
+            amplitude=args.amplitude,
+            chirp_s=args.chirp_s,
+            gain_scale=args.gain_scale,
+        )
         perturb = load_overlay(args.perturb) if args.perturb else None
         result = routines.excite(cfg, args.log, perturb, args.domain if args.dds else None)
     elif args.routine == "joint-offsets":
-        result = routines.joint_offsets(args.log, args.group, args.out, args.report)
+        result = routines.joint_offsets(
+            args.log, args.group, args.out, args.report, args.lowpass_hz
+        )
     elif args.routine == "extrinsics":
         cfg = routines.ExtrinsicsConfig(
             topic_a=args.topic_a,
@@ -30,7 +37,7 @@ def calibrate(args: argparse.Namespace) -> int:
         )
         result = routines.extrinsics(args.log, cfg, args.out, args.report)
     elif args.routine == "actuators":
-        result = routines.actuators(args.log, args.group, args.out, args.report)
+        result = routines.actuators(args.log, args.group, args.out, args.report, args.lowpass_hz)
     else:
         result = routines.imu(args.log, args.out, args.report)
     print(routines.summary_table(result))

@@ -229,12 +229,25 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--perturb", type=Path, metavar="FILE", help="excite: virtual robot's truth")
     s.add_argument("--chirp-s", type=float, default=3.0, help="excite: chirp length per joint")
     s.add_argument(
+        "--gain-scale",
+        type=float,
+        help="excite: commanded kp and kd of the group as multiples of nominal "
+        "(default per group: 4 for the waist, which carries the upper body; else 1)",
+    )
+    s.add_argument(
         "--dds",
         action="store_true",
         help="excite: run on the robot over DDS (rt/lowstate, rt/lowcmd), e.g. a running "
         "`simreal sim-robot g1 --hang`, instead of an in-process virtual robot",
     )
     s.add_argument("--domain", type=int, default=0, help="excite --dds: DDS domain id")
+    s.add_argument(
+        "--lowpass-hz",
+        type=float,
+        help="joint-offsets, actuators: zero-phase low-pass (Hz) on the logged joint signals "
+        "before the dynamics fit, for a real robot's noisy encoders (e.g. 20; the "
+        "excitation stays below 3.5 Hz); default none (the virtual robot is noise-free)",
+    )
     s.add_argument("--report", type=Path, metavar="PNG", help="write the PNG report here")
     s.add_argument(
         "--topic-a",

@@ -38,10 +38,7 @@ def test_joint_offsets_recovered(calibrated):
     errors = {
         n: abs(fit.joint(n).encoder_offset - truth["joints"][n]["encoder_offset"]) for n in LEG
     }
-    # Known shortfall: the ankle roll carries too little gravity load on the hung robot
-    # to pin its offset to 0.005 rad on every seed (seen: 0.0076); it gets 0.02 here.
-    assert errors.pop("left_ankle_roll_joint") < 0.02
-    assert max(errors.values()) < 0.005
+    assert max(errors.values()) < 0.005, errors
     assert (tmp / "offsets.png").stat().st_size > 0
 
 
@@ -51,7 +48,9 @@ def test_actuators_recovered(calibrated):
         for key in ("kp_scale", "kd_scale", "armature", "friction_coulomb", "friction_viscous"):
             want = truth["joints"][n][key]
             assert abs(getattr(fit.joint(n), key) / want - 1) < 0.15, (n, key)
-    assert abs(fit.latency_ms - truth["latency_ms"]) < 2.0
+    # Continuous latency (the virtual robot applies a command when it comes due, inside a
+    # tick too): recovered far better than the 2 ms goal.
+    assert abs(fit.latency_ms - truth["latency_ms"]) < 0.1
     m = results["actuators"].metrics
     assert m["resim_rmse_calibrated_rad"] < 0.3 * m["resim_rmse_nominal_rad"]
     assert any("torque_limit_scale" in note for note in results["actuators"].notes)
@@ -92,3 +91,131 @@ def test_missing_topics_named(tmp_path):
         log.imu(0.0, [1, 0, 0, 0], [0, 0, 0], [0, 0, 9.81])
     with pytest.raises(CalibrationError, match="/joint_states, /lowcmd"):
         routines.actuators(tmp_path / "log", "left_leg", tmp_path / "o.yaml", None)
+
+
+@pytest.fixture(scope="module")
+def waist_log(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("waist")
+    truth = random_perturbation(1, GROUPS["waist"])
+    routines.excite(ExcitationConfig(group="waist"), tmp / "log", parse_overlay(truth))
+    return truth, tmp
+
+
+def test_waist_recovered_and_its_yaw_offset_reported_unidentifiable(waist_log):
+    """The hung robot's waist carries the upper body: excited with stiffer commanded gains
+    it stays clear of its limits and its roll and pitch are recovered like the legs; the
+    yaw turns everything above it about the vertical, which changes neither gravity nor
+    the inertia matrix, so its offset is reported, not fitted and not written."""
+    truth, tmp = waist_log
+    out = tmp / "overlay.yaml"
+    offsets = routines.joint_offsets(tmp / "log", "waist", out, None)
+    actuators = routines.actuators(tmp / "log", "waist", out, None)
+    assert offsets.unidentifiable == ["waist_yaw_joint.encoder_offset"]
+    assert any("waist_yaw_joint.encoder_offset" in note for note in actuators.notes)
+    data = yaml.safe_load(out.read_text())
+    assert "encoder_offset" not in data["joints"]["waist_yaw_joint"]
+    fit = load_overlay(out)
+    for n in ("waist_roll_joint", "waist_pitch_joint"):
+        assert abs(fit.joint(n).encoder_offset - truth["joints"][n]["encoder_offset"]) < 0.005
+    for n in GROUPS["waist"]:
+        for key in ("kp_scale", "armature", "friction_coulomb", "friction_viscous"):
+            assert abs(getattr(fit.joint(n), key) / truth["joints"][n][key] - 1) < 0.15, (n, key)
+
+
+def test_a_log_that_reaches_joint_limits_is_refused(tmp_path):
+    """With nominal gains the hung torso sags and swings into its +-0.52 rad roll and pitch
+    limits, whose forces no fit models: refused, naming the joints."""
+    truth = random_perturbation(1, GROUPS["waist"])
+    cfg = ExcitationConfig(group="waist", gain_scale=1.0)
+    routines.excite(cfg, tmp_path / "log", parse_overlay(truth))
+    with pytest.raises(
+        CalibrationError, match=r"joint limits.*waist_roll_joint.*waist_pitch_joint"
+    ):
+        routines.actuators(tmp_path / "log", "waist", tmp_path / "o.yaml", None)
+    assert not (tmp_path / "o.yaml").exists()
+
+
+def test_too_little_excitation_names_the_unidentifiable_parameters(tmp_path):
+    """A 0.02 rad excitation never slides a joint fast enough to separate Coulomb friction
+    from the rest: refused, naming each joint and what it lacks; nothing is written."""
+    truth = random_perturbation(1, LEG)
+    cfg = ExcitationConfig(group="left_leg", amplitude=0.02)
+    routines.excite(cfg, tmp_path / "log", parse_overlay(truth))
+    with pytest.raises(CalibrationError, match="too little excitation") as err:
+        routines.actuators(tmp_path / "log", "left_leg", tmp_path / "o.yaml", None)
+    for n in LEG:
+        assert f"{n}: friction and armature" in str(err.value)
+    assert not (tmp_path / "o.yaml").exists()
+
+
+def _imu_log(path, quats):
+    meta = LogMeta(robot="g1", joint_names=JOINT_NAMES, control_dt=0.002, command_fields=())
+    with RolloutLog(path, meta) as log:
+        for k, q in enumerate(quats):
+            log.imu(k * 0.002, q, [0.01, 0.0, 0.0], [0.0, 0.0, 9.81])
+    return path
+
+
+def test_imu_refuses_a_moving_log(tmp_path):
+    yaw = np.linspace(0.0, 0.5, 200)
+    quats = np.stack([np.cos(yaw / 2), 0 * yaw, 0 * yaw, np.sin(yaw / 2)], axis=1)
+    log = _imu_log(tmp_path / "log", quats)
+    with pytest.raises(CalibrationError, match=r"static log.*turns by 0\.500 rad"):
+        routines.imu(log, tmp_path / "o.yaml", None)
+    still = _imu_log(tmp_path / "still", np.tile([1.0, 0.0, 0.0, 0.0], (200, 1)))
+    routines.imu(still, tmp_path / "o.yaml", None)
+    assert load_overlay(tmp_path / "o.yaml").gyro_bias == pytest.approx((0.01, 0.0, 0.0))
+
+
+def test_imu_without_imu_topic_named(tmp_path):
+    meta = LogMeta(robot="g1", joint_names=JOINT_NAMES, control_dt=0.002, command_fields=())
+    with RolloutLog(tmp_path / "log", meta) as log:
+        log.joint_state(0.0, np.zeros(29), np.zeros(29), np.zeros(29))
+    with pytest.raises(CalibrationError, match=r"`imu` needs topic.*/imu"):
+        routines.imu(tmp_path / "log", tmp_path / "o.yaml", None)
+
+
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (["--amplitude", "0.5"], "left_ankle_roll_joint (targets"),
+        (["--gain-scale", "0"], "gain_scale 0.0: expected a number > 0"),
+    ],
+)
+def test_cli_refuses_a_bad_excitation_request(tmp_path, capsys, flags, named):
+    from simreal.cli import main
+
+    argv = ["calibrate", "excite", str(tmp_path / "log"), "--robot", "g1", *flags]
+    assert main(argv) == 2
+    assert named in capsys.readouterr().err
+    assert not (tmp_path / "log").exists()
+
+
+def test_noisy_log_low_passed_and_weak_offsets_reported(calibrated, tmp_path):
+    """With sensor noise (encoders 1e-4 rad, velocities 0.01 rad/s, torques 0.05 N m) and
+    the low-pass, the hip and knee offsets still come back; the hung ankle roll, whose
+    torques barely change with its offset, comes out with a std above 0.01 rad and is
+    reported unidentifiable and not written instead of being fitted to noise."""
+    from simreal.deploy.logs import read_rollout
+
+    truth, _, _, tmp = calibrated
+    rollout = read_rollout(tmp / "log")
+    s, rng = rollout.series, np.random.default_rng(0)
+    with RolloutLog(tmp_path / "noisy", rollout.meta) as log:
+        for k, t in enumerate(s["joint_position"].t):
+            log.command(t, s["command"].values[k])
+            log.joint_state(
+                t,
+                s["joint_position"].values[k] + 1e-4 * rng.normal(size=29),
+                s["joint_velocity"].values[k] + 0.01 * rng.normal(size=29),
+                s["joint_effort"].values[k] + 0.05 * rng.normal(size=29),
+            )
+    out = tmp_path / "o.yaml"
+    result = routines.joint_offsets(tmp_path / "noisy", "left_leg", out, None, lowpass_hz=20.0)
+    assert "left_ankle_roll_joint.encoder_offset" in result.unidentifiable
+    assert "encoder_offset" not in yaml.safe_load(out.read_text())["joints"].get(
+        "left_ankle_roll_joint", {}
+    )
+    fit = load_overlay(out)
+    for n in LEG[:4]:
+        assert abs(fit.joint(n).encoder_offset - truth["joints"][n]["encoder_offset"]) < 0.005

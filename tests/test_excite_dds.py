@@ -51,8 +51,13 @@ def test_excite_over_dds_feeds_the_fits(tmp_path):
     # The calibrated model re-simulates the DDS log far better than the nominal one.
     assert fit.metrics["resim_rmse_calibrated_rad"] < 0.5 * fit.metrics["resim_rmse_nominal_rad"]
     assert kp_error < 0.1
-    # Latency over DDS: the robot's hidden one plus up to a few steps of transport.
-    assert truth["latency_ms"] - 2 <= overlay.latency_ms <= truth["latency_ms"] + 8
+    print(
+        f"over DDS: latency {overlay.latency_ms:.3f} ms (truth {truth['latency_ms']:.3f}), "
+        f"kp error {kp_error:.4f}, {result.metrics}"
+    )
+    # The loop answers each state before the robot's next tick, so the fitted latency is
+    # the robot's own (commands that miss a tick would add to it).
+    assert abs(overlay.latency_ms - truth["latency_ms"]) < 2.0
     offsets = routines.joint_offsets(tmp_path / "log", "left_leg", out, None)
     assert np.isfinite([v for _, _, v, _ in offsets.rows]).all()
 

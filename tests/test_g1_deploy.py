@@ -133,6 +133,23 @@ def test_command_gate_goes_stale_to_damping():
     assert gate.state == "stale" and damped.kp.max() == 0.0 and damped.kd.min() == 8.0
 
 
+def test_command_gate_blends_a_command_due_inside_the_tick():
+    """A 3 ms latency at 2 ms ticks: the command sent at t=0 comes due at 3 ms, half-way
+    through the tick that starts at 2 ms, so that tick follows the previous command for
+    its first half and the new one after (not rounded up to the next tick)."""
+    dt = 0.002
+    gate = CommandGate(stale_after_s=1.0, latency_s=0.003)
+    first = MotorCommand(DEFAULT_Q, np.zeros(29), np.zeros(29), KP, KD)
+    second = MotorCommand(DEFAULT_Q + 0.1, np.zeros(29), np.zeros(29), KP, KD)
+    gate.receive(-0.002, first)
+    gate.receive(0.0, second)
+    assert [(round(w, 9), c is first) for w, c in gate.blend(0.002, dt)] == [
+        (0.5, True),
+        (0.5, False),
+    ]
+    assert [(w, c is second) for w, c in gate.blend(0.004, dt)] == [(1.0, True)]
+
+
 def test_overlay_validation_names_bad_fields():
     overlay = parse_overlay(
         {

@@ -172,11 +172,22 @@ class SimG1:
 
     def apply(self, cmd: MotorCommand) -> None:
         """Set the motors' PD law from a command; it holds until the next `apply`."""
-        kp, kd = cmd.kp * self.kp_scale, cmd.kd * self.kd_scale
+        self.apply_blend([(1.0, cmd)])
+
+    def apply_blend(self, pieces: list[tuple[float, MotorCommand]]) -> None:
+        """Set the motors' PD law to the weighted sum of the commands' PD laws (weights
+        summing to 1: the fractions of the next step each command is in force). The step
+        evaluates forces once, at its start, so this is a command switching inside the
+        step as the motors would see it (the torque limit clips the sum)."""
+        kp, kd, ctrl = 0.0, 0.0, 0.0
+        for w, cmd in pieces:
+            kp_i, kd_i = cmd.kp * self.kp_scale, cmd.kd * self.kd_scale
+            kp, kd = kp + w * kp_i, kd + w * kd_i
+            ctrl = ctrl + w * (kp_i * (cmd.q - self.encoder_offset) + kd_i * cmd.dq + cmd.tau)
         ids = self.act_ids
         self.model.actuator_biasprm[ids, 1] = -kp
         self.model.actuator_biasprm[ids, 2] = -kd
-        self.data.ctrl[ids] = kp * (cmd.q - self.encoder_offset) + kd * cmd.dq + cmd.tau
+        self.data.ctrl[ids] = ctrl
 
     def step(self) -> None:
         if self.band:

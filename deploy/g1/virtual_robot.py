@@ -2,7 +2,8 @@
 
 Every tick (500 Hz by default, on a deadline clock) it takes the LowCmd_ samples that
 arrived on `rt/lowcmd`, drops any whose crc is wrong (and counts them), applies the
-newest valid one (after the overlay's latency), steps MuJoCo one physics step and
+newest valid one (after the overlay's latency; one that comes due inside a tick takes
+over from that instant: `CommandGate.blend`), steps MuJoCo one physics step and
 publishes `rt/lowstate` with its crc.
 
 Before its first valid command the robot waits, frozen in the default pose (the
@@ -103,6 +104,24 @@ class CommandGate:
         if self.state == "stale":
             return MotorCommand.damping(DAMPING_KD)
         return self._current
+
+    def blend(self, now: float, dt: float) -> list[tuple[float, MotorCommand]]:
+        """The commands in force over the tick [now, now + dt), each with its fraction of
+        the tick. A command that comes due (after the latency) inside the tick takes over
+        from that instant, as a motor driver whose own loop runs much faster than the
+        tick applies it; so a latency that is not a whole number of ticks acts as itself
+        rather than rounded up to the next tick. Waiting or stale: one command."""
+        current = self.command(now)
+        if self.state != "commanded":
+            return [(1.0, current)]
+        pieces, start = [], now
+        for due, cmd in self._pending:
+            if due >= now + dt:
+                break
+            pieces.append(((due - start) / dt, current))
+            start, current = due, cmd
+        pieces.append(((now + dt - start) / dt, current))
+        return [(w, c) for w, c in pieces if w > 0]
 
 
 class UnitreeSide:
@@ -234,7 +253,7 @@ def run_virtual_robot(cfg: VirtualRobotConfig) -> dict:
                     break
                 for cmd in side.commands():
                     gate.receive(now, cmd)
-                robot.apply(gate.command(now))
+                robot.apply_blend(gate.blend(now, dt))
                 if gate.state != "waiting":
                     force = cfg.pushes.force(robot.data.time)
                     if not np.array_equal(force, push_force):
