@@ -15,11 +15,13 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from simreal.policies.attention import flag_columns
+
 
 def raw_columns(structure: dict | None) -> tuple[int, ...]:
-    """Observation columns that hold token ids (left unnormalized)."""
+    """Observation columns that hold token ids or presence flags (left unnormalized)."""
     if not structure or "embedding" not in structure:
-        return ()
+        return flag_columns(structure)
     start, count = int(structure["embedding"][0]), int(structure["embedding"][1])
     return tuple(range(start, start + count))
 

@@ -219,3 +219,23 @@ def test_rpm_actions_remain_available():
 def test_an_unknown_action_type_is_refused_by_name():
     with pytest.raises(ValueError, match="action_type"):
         make(1, action_type="thrust")
+
+
+def test_padding_tokens_change_nothing_and_flags_stay_unnormalized():
+    """A drone alone in an empty room: every neighbour and obstacle token is padding, so
+    whatever their other values, the policy acts the same."""
+    env = make(1, num_drones=1, eval_density=0.0, evaluation=True)
+    model = attention_policy(env)
+    obs, _ = env.observe()
+    noisy = obs.copy()
+    first = obs_terms.SELF_SIZE_WITHOUT_ACTION + env.num_actions
+    k, size = env.cfg.neighbours, obs_terms.NEIGHBOUR_TOKEN
+    tokens = noisy[:, first : first + k * size].reshape(-1, k, size)
+    tokens[..., :-1] = np.random.default_rng(0).normal(size=tokens[..., :-1].shape)
+    noisy[:, first : first + k * size] = tokens.reshape(-1, k * size)
+    assert (tokens[..., -1] == 0).all()
+    with torch.no_grad():
+        model.obs_normalizer.update(torch.from_numpy(np.repeat(noisy, 50, axis=0) * 3.0))
+        a = model.act_inference(torch.from_numpy(obs))
+        b = model.act_inference(torch.from_numpy(noisy))
+    torch.testing.assert_close(a, b)

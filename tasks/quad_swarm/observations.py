@@ -38,7 +38,10 @@ def observation_structure(k: int, m: int, action_size: int) -> dict:
     """How the attention encoder splits the flat observation into self and token sets."""
     return {
         "self": SELF_SIZE_WITHOUT_ACTION + action_size,
-        "tokens": [["neighbours", k, NEIGHBOUR_TOKEN], ["obstacles", m, OBSTACLE_TOKEN]],
+        "tokens": [
+            ["neighbours", k, NEIGHBOUR_TOKEN, NEIGHBOUR_TOKEN - 1],
+            ["obstacles", m, OBSTACLE_TOKEN, OBSTACLE_TOKEN - 1],
+        ],
     }
 
 
