@@ -49,6 +49,20 @@ class Engine(Protocol):
         """(num_envs,) bool: simulations whose state is not finite or has diverged."""
 
 
+def sensor_view(engine: Engine, name: str, task: str) -> np.ndarray:
+    """Live (num_envs, dim) view of MuJoCo sensor `name`, one physics step behind the state
+    (as with mj_step). Sensors are not part of the Engine interface: only mjbatch has
+    MuJoCo's sensor pipeline, so a task that needs one asks for it here and other engines
+    are refused with a message naming the task, the sensor and the engine."""
+    batch = getattr(engine, "batch", None)
+    if batch is None or not hasattr(batch, "sensor"):
+        raise ValueError(
+            f"{task} reads the MuJoCo sensor {name!r}; engine {type(engine).__name__} has "
+            "no MuJoCo sensors (use --engine mjbatch)"
+        )
+    return batch.sensor(name)
+
+
 ENGINES: tuple[str, ...] = ("mjbatch", "pybullet", "warp", "genesis")
 
 EXTRAS = {"pybullet": "test", "warp": "warp", "genesis": "genesis"}

@@ -18,6 +18,7 @@ from typing import ClassVar
 import mujoco
 import numpy as np
 
+from simreal.sim.engine import sensor_view
 from simreal.tasks.env import RewardTerm
 from simreal.tasks.g1_force.curriculum import FallRateCurriculum
 from simreal.tasks.g1_force.env import ROBOT_QPOS, G1Env
@@ -43,18 +44,6 @@ WALKING_SPEED_M_S = 0.05
 """A commanded speed above this asks for steps (feet_air_time pays)."""
 
 
-def sensor_view(engine, name: str) -> np.ndarray:
-    """Live (num_sims, dim) view of MuJoCo sensor `name`, one physics step behind the state
-    (as with mj_step). Only the mjbatch engine exposes MuJoCo sensors."""
-    batch = getattr(engine, "batch", None)
-    if batch is None or not hasattr(batch, "sensor"):
-        raise ValueError(
-            f"g1-pull reads the MuJoCo sensor {name!r}; engine {type(engine).__name__} has "
-            "no MuJoCo sensors (use --engine mjbatch)"
-        )
-    return batch.sensor(name)
-
-
 class G1PullEnv(G1Env):
     observation_layout = PULL_POLICY_OBSERVATION
     critic_observation_layout = PULL_CRITIC_OBSERVATION
@@ -73,9 +62,11 @@ class G1PullEnv(G1Env):
         num_threads: int = 0,
     ):
         super().__init__(cfg, num_envs, engine, seed, num_threads)
-        self.tension_sensor = sensor_view(self.engine, ROPE_SENSOR)
-        self.grip_sensors = [sensor_view(self.engine, f"{site}_pos") for site in GRIP_SITES]
-        self.hitch_sensor = sensor_view(self.engine, f"{HITCH_SITE}_pos")
+        self.tension_sensor = sensor_view(self.engine, ROPE_SENSOR, "g1-pull")
+        self.grip_sensors = [
+            sensor_view(self.engine, f"{site}_pos", "g1-pull") for site in GRIP_SITES
+        ]
+        self.hitch_sensor = sensor_view(self.engine, f"{HITCH_SITE}_pos", "g1-pull")
         s, steps = num_envs, self.max_episode_steps
         self.direction = np.full(s, -1.0)
         self.speed = np.zeros(s)
