@@ -98,6 +98,7 @@ def test_drones_at_their_goals_succeed():
         step = env.step(np.zeros((3, env.num_actions)))
     np.testing.assert_array_equal(step.info["episode"]["success"], 1.0)
     assert step.info["episode"]["time_to_goal_s"][0] < 0.1
+    np.testing.assert_array_equal(step.info["episode"]["arrived_fraction"], 1.0)
 
 
 def attention_policy(env: QuadSwarmEnv) -> ActorCritic:

@@ -232,12 +232,14 @@ class QuadSwarmEnv(TaskEnv):
         """Swarm outcomes of each drone's simulation so far: success needs every drone at
         its goal at the end with no collision and no crash in the whole episode."""
         sims = ids // self.agents_per_sim
-        arrived = (self.goal_dist < self.cfg.goal_radius).all(axis=1)
+        at_goal = self.goal_dist < self.cfg.goal_radius
+        arrived = at_goal.all(axis=1)
         success = arrived & ~self.collided & ~self.crashed_any
         elapsed = self.sim_step * self.control_dt
         ttg = np.where(np.isnan(self.time_to_goal), elapsed, self.time_to_goal)
         outcome = {
             "success": success[sims].astype(float),
+            "arrived_fraction": at_goal.mean(axis=1)[sims],
             "collision": self.collided[sims].astype(float),
             "crash": self.crashed_any[sims].astype(float),
             "time_to_goal_s": ttg[sims],
