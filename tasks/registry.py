@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from simreal.tasks.dex_track import DexTrackConfig, DexTrackEnv
 from simreal.tasks.env import TaskEnv
 from simreal.tasks.g1_force import G1ForceConfig, G1ForceEnv
 from simreal.tasks.g1_pull import G1PullConfig, G1PullEnv
@@ -90,6 +91,25 @@ TASKS: dict[str, TaskSpec] = {
             G1PullEnv,
             # g1-force's network and rollout, so its policies warm-start this task.
             train_defaults=(*G1_TRAIN_DEFAULTS, "eval_episodes=8"),
+        ),
+        TaskSpec(
+            "dex-track",
+            "Allegro-like hand (22 actions: wrist 6, fingers 16) makes an object follow "
+            "hand-object references (lift, rotate, translate, place, regrasp; 8 object types) "
+            "as a residual on the reference; metrics success_rate, object errors on held-out "
+            "references.",
+            "allegro",
+            DexTrackConfig,
+            DexTrackEnv,
+            train_defaults=(
+                "num_envs=128",
+                "eval_episodes=64",
+                "eval_interval=20",
+                "ppo.num_steps_per_env=32",
+                "model.actor_hidden=[256, 128]",
+                "model.critic_hidden=[256, 128]",
+                "model.init_std=0.3",
+            ),
         ),
         TaskSpec(
             "lane-keep",

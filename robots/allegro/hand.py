@@ -174,9 +174,11 @@ WRIST_JOINT_NAMES = tuple(j.name for j in WRIST)
 JOINT_NAMES = WRIST_JOINT_NAMES + FINGER_JOINT_NAMES
 """All 22 actuated joints in action order: wrist (6), then fingers (16)."""
 
+PALM_MOUNT_POS = (0.095, 0.0, 0.0)
 PALM_MOUNT_QUAT = (0.7071067811865476, 0.0, 0.7071067811865476, 0.0)
-"""Palm frame in the wrist frame: at zero wrist angles the fingers point along world +x
-and the palm side (palm -x) faces down, ready to grasp from above."""
+"""Palm frame in the wrist frame: the wrist sits at the base of the palm (the palm box ends
+0.095 m behind the knuckles); at zero wrist angles the fingers point along world +x and
+the palm side (palm +x) faces down."""
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from simreal.robots.allegro.hand import (
     PALM_BOX_HALF,
     PALM_BOX_POS,
     PALM_MASS,
+    PALM_MOUNT_POS,
     PALM_MOUNT_QUAT,
     WRIST,
     WRIST_HEIGHT,
@@ -82,7 +83,7 @@ def hand_xml(contype: int = HAND_CONTYPE, conaffinity: int = HAND_CONAFFINITY) -
 {wrist_joints}
       <inertial pos="0 0 0" mass="{WRIST_MASS:.9g}" diaginertia="1e-5 1e-5 1e-5"/>
       <site name="wrist" size="0.01" rgba="0 0 1 0.5"/>
-      <body name="palm" quat="{_v(PALM_MOUNT_QUAT)}" gravcomp="1">
+      <body name="palm" pos="{_v(PALM_MOUNT_POS)}" quat="{_v(PALM_MOUNT_QUAT)}" gravcomp="1">
         <geom name="palm" type="box" size="{_v(PALM_BOX_HALF)}" pos="{_v(PALM_BOX_POS)}" mass="{PALM_MASS:.9g}"{attrs}/>
         <site name="palm_centre" pos="0.012 0 -0.0475" size="0.008" rgba="0 1 0 0.5"/>
 {fingers}      </body>
