@@ -17,6 +17,7 @@ Errors are accumulated every control step against the reference frame reached.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
@@ -299,6 +300,14 @@ class DexTrackEnv(TaskEnv):
             "references_evaluated": min(self.num_envs, self.refs.count),
             "references_rejected": len(self.rejected),
         }
+
+    @staticmethod
+    def evaluation_episodes(cfg: DexTrackConfig) -> int:
+        """Simulations `simreal eval` needs to run every held-out reference once (before
+        infeasible ones are dropped, so possibly a few more than references)."""
+        if cfg.references:
+            return len(list((Path(cfg.references) / "heldout").glob("*.npz")))
+        return cfg.heldout_references
 
     def reset_state(self, ids: np.ndarray) -> None:
         c, n = self.cfg, ids.size
