@@ -103,7 +103,7 @@ def test_loader_errors_name_the_field(tmp_path: Path, reference: Reference, edit
 
 def test_rate_mismatch_is_an_error_unless_resampled(tmp_path: Path, reference: Reference):
     path = save_reference(tmp_path / "ref.npz", resample_reference(reference, 40.0))
-    with pytest.raises(ReferenceError, match="field 'rate_hz' is 40 Hz.*resample"):
+    with pytest.raises(ReferenceError, match=r"field 'rate_hz' is 40 Hz.*resample"):
         load_reference(path, rate_hz=RATE)
     assert load_reference(path, rate_hz=RATE, resample=True).num_frames == FRAMES
 
