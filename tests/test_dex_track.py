@@ -153,12 +153,12 @@ def env() -> DexTrackEnv:
 
 
 def test_observation_layout_groups_and_residual_actions(env: DexTrackEnv):
-    assert env.num_obs == sum(n for _, n in observation_layout(3)) == 215
-    assert env.num_critic_obs == 215 + 10
+    assert env.num_obs == sum(n for _, n in observation_layout(3)) == 219
+    assert env.num_critic_obs == 219 + 6
     assert [len(v) for v in env.action_groups.values()] == [6, 16] and env.num_actions == 22
     obs, critic = env.reset()
-    assert obs.shape == (4, 215) and critic.shape == (4, 225)
-    np.testing.assert_allclose(critic[:, :215], obs)
+    assert obs.shape == (4, 219) and critic.shape == (4, 225)
+    np.testing.assert_allclose(critic[:, :219], obs)
     # Zero action replays the reference: the servo targets are its next frame.
     env.apply_action(np.zeros((4, 22)))
     np.testing.assert_allclose(env.engine.ctrl, env.ref_joints(env.frame() + 1), atol=1e-9)

@@ -257,12 +257,11 @@ class DexTrackEnv(TaskEnv):
         self._errors = None
         s = self.state
         phase = self.frame() / (self.cfg.episode_frames - 1)
-        obs = policy_observation(s, self.window(), self.action, phase)
+        dims = self.refs.object_dims[self.ref_id]
+        obs = policy_observation(s, self.window(), self.action, phase, dims)
         touch = np.log1p(np.concatenate(self.tip_touch, axis=1))
         privileged = np.concatenate(
-            [touch, self.mass[:, None], self.friction[:, None], self.refs.object_dims[self.ref_id]],
-            axis=1,
-            dtype=np.float32,
+            [touch, self.mass[:, None], self.friction[:, None]], axis=1, dtype=np.float32
         )
         return obs, np.concatenate([obs, privileged], axis=1)
 

@@ -37,6 +37,7 @@ PALM_BEHIND = (-0.07, -0.06, -0.05, -0.04, -0.03, -0.02)
 PALM_ABOVE = (0.005, 0.015, 0.03, 0.05, 0.06)
 """Candidate palm-centre offsets (m) from the object: behind it along the hand's x, above
 its top."""
+_PITCH_BEHIND = [(p, x) for p in PITCHES for x in PALM_BEHIND]
 BISECTION_STEPS = 8
 
 
@@ -196,8 +197,8 @@ def _opposed(scene: KinematicScene, touching: np.ndarray, centre: np.ndarray) ->
 
 
 def plan_grasp(kind: str, dims: np.ndarray, rng: np.random.Generator) -> Grasp | None:
-    """A touching, opposed grasp of the object resting upright at the origin (yaw 0), from
-    the candidate poses in random order; None when no candidate works."""
+    """A touching, opposed grasp of the object resting upright at the origin (yaw 0), the
+    deepest of the candidate poses that works; None when none does."""
     scene = kinematic_scene()
     scene.set_object(kind, dims)
     obj_pos = np.array([0.0, 0.0, ob.rest_height([kind], np.asarray(dims)[None])[0]])
@@ -205,9 +206,10 @@ def plan_grasp(kind: str, dims: np.ndarray, rng: np.random.Generator) -> Grasp |
     scene.pose(np.array([0, 0, 0.5, 0, 0, 0]), finger_synergy(np.zeros(4)), obj_pos, obj_quat)
     top = scene.object_top()
     offsets = {p: _palm_offset(scene, p) for p in PITCHES}
-    candidates = [(p, x, z) for p in PITCHES for x in PALM_BEHIND for z in PALM_ABOVE]
-    for i in rng.permutation(len(candidates)):
-        pitch, behind, above = candidates[i]
+    # Deepest grasps first (palm closest to the object: the most contact, the least
+    # pivoting), in random order among equally deep ones.
+    candidates = [(p, x, z) for z in PALM_ABOVE for p, x in rng.permutation(_PITCH_BEHIND).tolist()]
+    for pitch, behind, above in candidates:
         palm, quat = offsets[pitch]
         wrist = wrist_joints((np.array([behind, 0.0, top + above]) - palm)[None], quat[None])[0]
         grasp = close_fingers(scene, wrist, obj_pos, obj_quat)

@@ -44,6 +44,11 @@ NUM_SLOTS = len(SLOTS)
 OBJECT_CONTYPE = 1
 OBJECT_CONAFFINITY = 3
 """Objects touch the table (bit 1) and the hand (bit 2)."""
+OBJECT_CONDIM = 4
+TORSIONAL_FRICTION = 0.01
+"""Contacts on objects resist twisting about their normal (condim 4, a soft fingertip's
+patch of about a centimetre): without it a pinched object pivots freely about the line
+through its contacts."""
 HAMMER_HEAD_HALF = (0.016, 0.012)
 """Half width (y) and half height (z) of a hammer's head; its length (x) is in dims."""
 
@@ -231,7 +236,8 @@ def object_xml() -> str:
     size = f"{COMPILED_SLOT_SIZE} {COMPILED_SLOT_SIZE} {COMPILED_SLOT_SIZE}"
     geoms = "\n".join(
         f'      <geom name="{name}" type="{kind}" size="{size}" '
-        f'contype="{OBJECT_CONTYPE}" conaffinity="{OBJECT_CONAFFINITY}" rgba="0.85 0.5 0.2 1"/>'
+        f'contype="{OBJECT_CONTYPE}" conaffinity="{OBJECT_CONAFFINITY}" condim="{OBJECT_CONDIM}" '
+        f'friction="1 {TORSIONAL_FRICTION} 0.0001" rgba="0.85 0.5 0.2 1"/>'
         for name, kind in SLOTS
     )
     return f"""    <body name="object" pos="0.3 0 0.03">

@@ -32,6 +32,7 @@ def observation_layout(preview_frames: int) -> tuple[tuple[str, int], ...]:
         ("ref_object_rot_error", 3),
         ("last_action", HAND_JOINTS),
         ("phase", 1),
+        ("object_dims", 4),
     )
 
 
@@ -39,7 +40,6 @@ PRIVILEGED_OBSERVATION = (
     ("fingertip_touch", FINGERTIPS),
     ("object_mass", 1),
     ("object_friction", 1),
-    ("object_dims", 4),
 )
 
 
@@ -71,8 +71,14 @@ class ReferenceWindow:
 
 
 def policy_observation(
-    s: HandObjectState, ref: ReferenceWindow, last_action: np.ndarray, phase: np.ndarray
+    s: HandObjectState,
+    ref: ReferenceWindow,
+    last_action: np.ndarray,
+    phase: np.ndarray,
+    object_dims: np.ndarray,
 ) -> np.ndarray:
+    """(N, 219 + 31 (K - 1)) float32 for a preview of K frames; `object_dims` (N, 4) are
+    the reference's object dimensions (objects.py), known where the object is known."""
     n, k = ref.joint_pos.shape[:2]
     preview = np.concatenate(
         [
@@ -97,6 +103,7 @@ def policy_observation(
             quat_error_vector(ref.object_quat[:, 0], s.object_quat),
             last_action,
             phase[:, None],
+            object_dims,
         ],
         axis=1,
         dtype=np.float32,
