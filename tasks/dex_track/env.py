@@ -288,9 +288,10 @@ class DexTrackEnv(TaskEnv):
         err = np.where(mask[..., None], err, last[:, None, :])
         out = tracking_metrics(err[..., 0], err[..., 1], err[..., 2])
         out["success_rate"] = out["success_rate"] * completed
-        if not self.cfg.evaluation and self.cfg.curriculum:
-            self.curriculum.record(~completed, window=self.num_envs)
-        out["curriculum_level"] = np.full(ids.size, float(self.curriculum.level))
+        if not self.cfg.evaluation:
+            if self.cfg.curriculum:
+                self.curriculum.record(~completed, window=self.num_envs)
+            out["curriculum_level"] = np.full(ids.size, float(self.curriculum.level))
         return out
 
     def summarize_episodes(self, ended: dict) -> dict:
