@@ -15,6 +15,10 @@ from simreal.tasks.dex_track.frames import quat_error_vector, rotation_6d
 
 HAND_JOINTS = 22
 FINGERTIPS = 4
+MAX_JOINT_VEL = 10.0
+MAX_OBJECT_VEL = 3.0
+"""Velocities are clipped (rad/s or m/s): contact impacts spike them far beyond anything a
+policy should react to, and such outliers would swing the observation normalizer."""
 
 
 def observation_layout(preview_frames: int) -> tuple[tuple[str, int], ...]:
@@ -91,11 +95,11 @@ def policy_observation(
     return np.concatenate(
         [
             s.joint_pos,
-            s.joint_vel,
+            np.clip(s.joint_vel, -MAX_JOINT_VEL, MAX_JOINT_VEL),
             s.object_pos,
             rotation_6d(s.object_quat),
-            s.object_lin_vel,
-            s.object_ang_vel,
+            np.clip(s.object_lin_vel, -MAX_OBJECT_VEL, MAX_OBJECT_VEL),
+            np.clip(s.object_ang_vel, -MAX_OBJECT_VEL, MAX_OBJECT_VEL),
             (s.fingertip_pos - s.object_pos[:, None, :]).reshape(n, -1),
             preview,
             ref.joint_pos[:, 0] - s.joint_pos,
