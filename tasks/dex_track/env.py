@@ -218,7 +218,10 @@ class DexTrackEnv(TaskEnv):
 
     # -- task interface ------------------------------------------------------------------
     def reward_weights(self) -> dict[str, float]:
-        return self.cfg.reward_weights
+        """Rewards are per second: each weight times the control period, which keeps
+        returns near 10 and the value loss from swamping the actor's clipped gradient."""
+        dt = self.cfg.physics_dt * self.cfg.decimation
+        return {name: weight * dt for name, weight in self.cfg.reward_weights.items()}
 
     def reward_terms(self) -> dict[str, RewardTerm]:
         e = self._errors_now
