@@ -277,9 +277,14 @@ class DexTrackEnv(TaskEnv):
         self.errors[rows, step, 2] = e["fingers"]
         if self.cfg.evaluation:
             return np.zeros(self.num_envs, dtype=bool)
-        return (e["object_pos"] > self.cfg.max_object_pos_error) | (
+        # The reference's last frame ends the episode for good: nothing follows it, so it
+        # is a termination, not a time-out to bootstrap from (the critic never trains on
+        # final-phase states, and bootstrapping from them made its values diverge).
+        over = self.episode_step >= self.max_episode_steps
+        strayed = (e["object_pos"] > self.cfg.max_object_pos_error) | (
             e["object_rot"] > np.deg2rad(self.cfg.max_object_rot_error_deg)
         )
+        return strayed | over
 
     def episode_metrics(self, ids: np.ndarray) -> dict[str, np.ndarray]:
         steps = np.maximum(self.episode_step[ids], 1)
