@@ -159,9 +159,12 @@ def test_observation_layout_groups_and_residual_actions(env: DexTrackEnv):
     obs, critic = env.reset()
     assert obs.shape == (4, 219) and critic.shape == (4, 225)
     np.testing.assert_allclose(critic[:, :219], obs)
-    # Zero action replays the reference: the servo targets are its next frame.
+    # Zero action replays the reference (plus the grip preload on the flexing joints).
     env.apply_action(np.zeros((4, 22)))
-    np.testing.assert_allclose(env.engine.ctrl, env.ref_joints(env.frame() + 1), atol=1e-9)
+    f = env.frame() + 1
+    preload = env.refs.grip[env.ref_id, f][:, None] * env.preload
+    np.testing.assert_allclose(env.engine.ctrl, env.ref_joints(f) + preload, atol=1e-9)
+    assert env.preload[6 + 1] == 0.1 and env.preload[6 + 15] == 0.2 and env.preload[6 + 12] == 0
     env.reset()
 
 

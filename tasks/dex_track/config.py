@@ -41,6 +41,11 @@ class DexTrackConfig:
     wrist_rot_action_scale: float = 0.2
     finger_action_scale: float = 0.5
     """Residual (rad) on the reference's finger angles per unit action: enough to squeeze."""
+    grip_preload_rad: tuple[float, float] = (0.1, 0.2)
+    """Squeeze added to the reference's flexing joints (long fingers' joints 1-3, thumb's 2-3),
+    in proportion to how closed the reference hand is (`dataset.grip_level`): references
+    touch without force, and a servo only pushes when its target lies inside the object.
+    (0, 0) is the pure residual on the reference."""
     object_mass: tuple[float, float] = (0.05, 0.2)
     object_friction: tuple[float, float] = (0.7, 1.2)
     """Sliding friction of the object (the hand's is lower, and MuJoCo takes the larger)."""
@@ -82,6 +87,11 @@ class DexTrackConfig:
             raise ValueError("heldout_types must leave at least one object type for training")
         if self.train_references < 1 or self.heldout_references < 1 or self.preview_frames < 1:
             raise ValueError("train_references, heldout_references, preview_frames must be >= 1")
+        if min(self.grip_preload_rad) < 0 or len(self.grip_preload_rad) != 2:
+            raise ValueError(
+                f"grip_preload_rad must be two angles >= 0 (long fingers, thumb), got "
+                f"{self.grip_preload_rad}"
+            )
         for name in ("object_mass", "object_friction"):
             lo, hi = getattr(self, name)
             if not 0 < lo <= hi:

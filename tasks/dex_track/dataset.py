@@ -148,6 +148,12 @@ class StackedReferences:
     object_dims: np.ndarray
     motion: np.ndarray
     """(R,) index into generator.MOTIONS (-1 for custom motions)."""
+    grip: np.ndarray
+    """(R, T) in [0, 1]: how closed the reference hand is, its mean flexion (the flexing
+    joints: 1-3 of the long fingers, 2-3 of the thumb) between its own least and most."""
+    grip: np.ndarray
+    """(R, T) in [0, 1]: how closed the reference hand is, its mean flexion (the flexing
+    joints: 1-3 of the long fingers, 2-3 of the thumb) between its own least and most."""
 
     @property
     def count(self) -> int:
@@ -179,4 +185,17 @@ def stack(refs: list[Reference]) -> StackedReferences:
         motion=np.array(
             [MOTIONS.index(ref.motion) if ref.motion in MOTIONS else -1 for ref in refs]
         ),
+        grip=np.stack([grip_level(ref.finger_pos) for ref in refs]),
     )
+
+
+FLEX_JOINTS = np.array([1, 2, 3, 5, 6, 7, 9, 10, 11, 14, 15])
+"""Finger joints that close the hand (not abduction, not the thumb's opposition swing)."""
+
+
+def grip_level(finger_pos: np.ndarray) -> np.ndarray:
+    """(T,) in [0, 1]: mean flexion over FLEX_JOINTS of finger angles (T, 16), from the
+    reference's own least (0) to its most closed (1) frame."""
+    flex = finger_pos[:, FLEX_JOINTS].mean(axis=1)
+    span = flex.max() - flex.min()
+    return (flex - flex.min()) / span if span > 1e-6 else np.zeros_like(flex)

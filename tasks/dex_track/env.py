@@ -2,11 +2,15 @@
 
 Action space (after DexTrack): a residual on the reference. The servo targets of a
 control step are the reference's next frame (wrist joint targets realizing its wrist
-pose, its finger angles) plus scaled actions. Why: the reference already says where the
+pose, its finger angles), plus a grip preload on the flexing finger joints in proportion
+to how closed the reference hand is (`task.grip_preload_rad`), plus scaled actions. Why: the reference already says where the
 hand should be, so a zero action replays it and exploration starts near a useful
 motion; the policy learns only what kinematics cannot give, above all how hard to
 squeeze (references touch the object without force) and how to correct the wrist when
-the object lags or slips. The residual range (4 cm, 0.2 rad on the wrist, 0.5 rad on
+the object lags or slips. The preload exists because a squeeze needs several fingers
+to push at once, which independent exploration noise per joint almost never does: the
+first runs without it never found a grip (held-out success 0 after 1.2 M steps); with
+it, a zero action already grips and the policy refines it. The residual range (4 cm, 0.2 rad on the wrist, 0.5 rad on
 the fingers) bounds how far it can leave the reference.
 
 One simulation holds one object whose type and size come from its reference and whose
@@ -27,7 +31,13 @@ from simreal.sim.render import TrackingCamera
 from simreal.tasks.dex_track import objects as ob
 from simreal.tasks.dex_track import rewards
 from simreal.tasks.dex_track.config import DexTrackConfig
-from simreal.tasks.dex_track.dataset import StackedReferences, generate_split, load_split, stack
+from simreal.tasks.dex_track.dataset import (
+    FLEX_JOINTS,
+    StackedReferences,
+    generate_split,
+    load_split,
+    stack,
+)
 from simreal.tasks.dex_track.frames import quat_angle
 from simreal.tasks.dex_track.generator import MOTIONS
 from simreal.tasks.dex_track.metrics import tracking_metrics
@@ -137,6 +147,10 @@ class DexTrackEnv(TaskEnv):
             + [self.cfg.wrist_rot_action_scale] * 3
             + [self.cfg.finger_action_scale] * 16
         )
+        self.preload = np.zeros(22)
+        long, thumb = self.cfg.grip_preload_rad
+        self.preload[6 + FLEX_JOINTS] = long
+        self.preload[6 + np.array([14, 15])] = thumb
         self.kp = np.array([servo(n).kp for n in JOINT_NAMES])
         self.kd = np.array([servo(n).kd for n in JOINT_NAMES])
         e = self.engine
@@ -247,7 +261,9 @@ class DexTrackEnv(TaskEnv):
     def apply_action(self, action: np.ndarray) -> None:
         self.last_action[:] = self.action
         self.action[:] = action
-        target = self.ref_joints(self.frame() + 1) + self.action_scale * action
+        f = np.minimum(self.frame() + 1, self.cfg.episode_frames - 1)
+        preload = self.refs.grip[self.ref_id, f][:, None] * self.preload
+        target = self.ref_joints(f) + preload + self.action_scale * action
         self.engine.ctrl[:] = np.clip(target, self.ctrl_lower, self.ctrl_upper)
 
     def simulate(self) -> None:
