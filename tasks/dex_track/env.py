@@ -319,11 +319,26 @@ class DexTrackEnv(TaskEnv):
         return out
 
     def summarize_episodes(self, ended: dict) -> dict:
-        return {
+        """Counts, and in evaluation the success rate per motion and for held-out versus
+        trained object types (evaluation episodes all end together, in simulation order,
+        so episode i tracked reference i)."""
+        out = {
             "references_total": self.refs.count,
             "references_evaluated": min(self.num_envs, self.refs.count),
             "references_rejected": len(self.rejected),
         }
+        success = np.asarray(ended.get("success_rate", []))
+        if not self.cfg.evaluation or success.size != self.num_envs:
+            return out
+        ref = self.ref_id[: success.size]
+        held = np.isin(
+            self.refs.object_type[ref], [ob.OBJECT_TYPES.index(k) for k in self.cfg.heldout_types]
+        )
+        groups = {f"success_rate_{m}": self.refs.motion[ref] == i for i, m in enumerate(MOTIONS)}
+        groups["success_rate_heldout_types"] = held
+        groups["success_rate_trained_types"] = ~held
+        out.update({k: float(success[g].mean()) for k, g in groups.items() if g.any()})
+        return out
 
     @staticmethod
     def evaluation_episodes(cfg: DexTrackConfig) -> int:
