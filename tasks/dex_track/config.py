@@ -54,18 +54,21 @@ class DexTrackConfig:
     max_object_rot_error_deg: float = 60.0
     curriculum: bool = True
     """Unlock motion types (lift, rotate, translate, place, regrasp) one after another."""
-    curriculum_completion: float = 0.75
+    curriculum_completion: float = 0.5
     """Unlock the next motion once this fraction of a window of episodes finish their
     reference without straying."""
+    curriculum_mix: float = 0.2
+    """Share of training episodes drawn from all references regardless of the curriculum,
+    so that the policy never trains on the easiest motions alone."""
     evaluation: bool = False
     """Held-out references, one per simulation in order, fixed physics, no early end."""
     reward_weights: dict[str, float] = field(
         default_factory=lambda: {
             "object_pos": 2.0,
             "object_rot": 1.0,
-            "wrist": 0.5,
-            "fingers": 0.3,
-            "fingertip_distance": 0.5,
+            "wrist": 0.2,
+            "fingers": 0.1,
+            "fingertip_distance": 0.2,
             "tolerance_bonus": 1.0,
             "action_rate": -0.01,
         }
@@ -87,6 +90,10 @@ class DexTrackConfig:
             raise ValueError("heldout_types must leave at least one object type for training")
         if self.train_references < 1 or self.heldout_references < 1 or self.preview_frames < 1:
             raise ValueError("train_references, heldout_references, preview_frames must be >= 1")
+        if not 0.0 <= self.curriculum_mix <= 1.0 or not 0.0 < self.curriculum_completion <= 1.0:
+            raise ValueError(
+                "curriculum_mix must lie in [0, 1] and curriculum_completion in (0, 1]"
+            )
         if min(self.grip_preload_rad) < 0 or len(self.grip_preload_rad) != 2:
             raise ValueError(
                 f"grip_preload_rad must be two angles >= 0 (long fingers, thumb), got "

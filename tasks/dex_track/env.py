@@ -358,7 +358,10 @@ class DexTrackEnv(TaskEnv):
             allowed = np.flatnonzero(self.refs.motion <= self.curriculum.level)
             if allowed.size == 0:
                 allowed = np.arange(self.refs.count)
-            self.ref_id[ids] = self.rng.choice(allowed, n)
+            anyone = self.rng.random(n) < c.curriculum_mix
+            self.ref_id[ids] = np.where(
+                anyone, self.rng.integers(0, self.refs.count, n), self.rng.choice(allowed, n)
+            )
             phys = self.rng.uniform(0, 1, (n, 2))
         self.mass[ids] = c.object_mass[0] + phys[:, 0] * (c.object_mass[1] - c.object_mass[0])
         self.friction[ids] = c.object_friction[0] + phys[:, 1] * (
