@@ -112,7 +112,7 @@ TASKS: dict[str, TaskSpec] = {
                 "ppo.learning_rate=0.0003",
                 "model.actor_hidden=[256, 128]",
                 "model.critic_hidden=[256, 128]",
-                "model.init_std=0.3",
+                "model.init_std=0.2",
             ),
         ),
         TaskSpec(

@@ -39,8 +39,8 @@ class DexTrackConfig:
     wrist_pos_action_scale: float = 0.04
     """Residual (m) on the reference's wrist position per unit action."""
     wrist_rot_action_scale: float = 0.2
-    finger_action_scale: float = 0.5
-    """Residual (rad) on the reference's finger angles per unit action: enough to squeeze."""
+    finger_action_scale: float = 0.25
+    """Residual (rad) on the reference's finger angles per unit action (the preload squeezes)."""
     grip_preload_rad: tuple[float, float] = (0.1, 0.2)
     """Squeeze added to the reference's flexing joints (long fingers' joints 1-3, thumb's 2-3),
     in proportion to how closed the reference hand is (`dataset.grip_level`): references
