@@ -112,9 +112,9 @@ class DexTrackEnv(TaskEnv):
         self.max_episode_steps = cfg.episode_frames - 1
         self.observation_layout = observation_layout(cfg.preview_frames)
         self.critic_observation_layout = self.observation_layout + PRIVILEGED_OBSERVATION
-        self.refs, self.rejected = load_references(cfg)
         super().__init__(build_scene(cfg.physics_dt), num_envs, engine, seed, num_threads)
         self._read_model()
+        self.refs, self.rejected = load_references(cfg)
         n, t = num_envs, cfg.episode_frames
         self.ref_id = np.zeros(n, dtype=np.int64)
         self.action = np.zeros((n, 22))
