@@ -55,8 +55,9 @@ def test_mass_and_fingertip_sensing():
         f"{s}_pos" for s in FINGERTIP_SITES
     ]
     mujoco.mj_forward(model, data)
-    # Fingers point along +x from the wrist at zero angles, the middle tip ~13 cm ahead.
-    np.testing.assert_allclose(data.site("mf_tip").xpos, [0.1285, 0.0, 0.2], atol=1e-3)
+    # Fingers point along +x at zero angles: the middle tip 13 cm beyond the knuckles,
+    # which sit 9.5 cm ahead of the wrist (the base of the palm).
+    np.testing.assert_allclose(data.site("mf_tip").xpos, [0.095 + 0.1285, 0.0, 0.2], atol=1e-3)
 
 
 def test_flexion_curls_fingers_down_towards_the_palm_side():

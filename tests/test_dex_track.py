@@ -253,7 +253,8 @@ def test_replay_baseline_evaluates_every_held_out_reference(tmp_path: Path):
 
     json_file = tmp_path / "replay.json"
     args = ["eval", "baseline:replay", "--task", "dex-track", "--json", str(json_file)]
-    assert main([*args, "--set", "task.heldout_references=8"]) == 0
+    pure = ["--set", "task.grip_preload_rad=[0.0, 0.0]"]
+    assert main([*args, "--set", "task.heldout_references=8", *pure]) == 0
     metrics = json.loads(json_file.read_text())
     assert metrics["episodes"] == metrics["references_evaluated"] == metrics["references_total"]
     assert metrics["references_total"] + metrics["references_rejected"] == 8
