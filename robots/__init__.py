@@ -10,6 +10,7 @@ import importlib
 from types import ModuleType
 
 ROBOTS: dict[str, str] = {
+    "allegro": "simreal.robots.allegro",
     "car": "simreal.robots.car",
     "crazyflie": "simreal.robots.crazyflie",
     "g1": "simreal.robots.g1",

@@ -89,7 +89,12 @@ def build_parser() -> argparse.ArgumentParser:
         "policy", type=Path, metavar="RUN_OR_ONNX", help="or baseline:NAME (e.g. baseline:pid)"
     )
     s.add_argument("--task", help="task (default: the one the policy was trained on)")
-    s.add_argument("--episodes", type=int, default=10)
+    s.add_argument(
+        "--episodes",
+        type=int,
+        help="episodes side by side (default 10; a task with a fixed evaluation set, such as "
+        "dex-track's held-out references, runs all of it)",
+    )
     s.add_argument("--engine", default="mjbatch", choices=ENGINES, help="simulation engine")
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--video", type=Path, help="write an MP4 of the first episode")
@@ -264,6 +269,26 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--name", help="extrinsics: overlay key (default PARENT_to_CHILD)")
     s.set_defaults(func=cmd_calibrate)
 
+    s = sub.add_parser("dex", help="dex-track references: generate a dataset, check a file")
+    dex = s.add_subparsers(dest="dex_command")
+    d = dex.add_parser("references", help="generate train and held-out reference sets")
+    d.add_argument("--out", type=Path, required=True, help="dataset directory to create")
+    d.add_argument("--count", type=int, default=512, help="training references to attempt")
+    d.add_argument("--heldout-count", type=int, default=64, help="held-out references to attempt")
+    d.add_argument("--seed", type=int, default=0)
+    d.add_argument(
+        "--heldout-types", nargs="*", default=["bottle"], help="object types kept out of training"
+    )
+    d.add_argument("--rate", type=float, default=20.0, help="frames per second")
+    d.add_argument("--frames", type=int, default=64, help="frames per reference")
+    d.set_defaults(func=cmd_dex_references)
+    d = dex.add_parser("check", help="load and check reference files (format, feasibility)")
+    d.add_argument("files", nargs="+", type=Path)
+    d.add_argument("--rate", type=float, default=20.0, help="the task's control rate (Hz)")
+    d.add_argument("--resample", action="store_true", help="resample files at another rate")
+    d.add_argument("--out", type=Path, help="with one file: write it (resampled) here")
+    d.set_defaults(func=cmd_dex_check)
+
     s = sub.add_parser("bench", help="run the benchmarks")
     s.add_argument("name", nargs="?", help="one benchmark (default: all)")
     s.add_argument(
@@ -338,6 +363,49 @@ def cmd_train(args: argparse.Namespace) -> int:
     print(json.dumps(summary, indent=2))
     print(run_dir)
     return 0
+
+
+def cmd_dex_references(args: argparse.Namespace) -> int:
+    from simreal.tasks.dex_track.dataset import write_dataset
+
+    if args.out.exists() and any(args.out.iterdir()):
+        raise FileExistsError(f"{args.out}: exists and is not empty")
+    manifest = write_dataset(
+        args.out,
+        args.count,
+        args.heldout_count,
+        args.seed,
+        tuple(args.heldout_types),
+        args.rate,
+        args.frames,
+    )
+    counts = {
+        split: sum(r["split"] == split for r in manifest["references"])
+        for split in ("train", "heldout")
+    }
+    for bad in manifest["infeasible"]:
+        print(f"infeasible, not written: {bad['name']}: {bad['reason']}")
+    print(json.dumps({**counts, "infeasible": len(manifest["infeasible"]), "out": str(args.out)}))
+    return 0
+
+
+def cmd_dex_check(args: argparse.Namespace) -> int:
+    from simreal.tasks.dex_track.grasp import check_feasible
+    from simreal.tasks.dex_track.references import load_reference, save_reference
+
+    if args.out and len(args.files) != 1:
+        raise ValueError("--out takes exactly one input file")
+    bad = 0
+    for path in args.files:
+        ref = load_reference(path, args.rate, args.resample)
+        check = check_feasible(ref)
+        bad += not check.ok
+        status = "feasible" if check.ok else f"INFEASIBLE: {check.reason}"
+        print(f"{path}: {ref.num_frames} frames at {ref.rate_hz:g} Hz, {ref.object_type}: {status}")
+        if args.out:
+            save_reference(args.out, ref)
+            print(f"wrote {args.out}")
+    return 1 if bad else 0
 
 
 def cmd_eval(args: argparse.Namespace) -> int:

@@ -72,6 +72,24 @@ def make_eval_env(config: dict[str, Any], num_envs: int, engine: str, seed: int,
     )
 
 
+DEFAULT_EPISODES = 10
+
+
+def evaluation_episodes(config: dict[str, Any], task: str | None) -> int:
+    """Episodes when none are asked for: the task's whole evaluation set when it has one
+    (its env class's `evaluation_episodes(cfg)`), else DEFAULT_EPISODES."""
+    if config.get("gym"):
+        return DEFAULT_EPISODES
+    from simreal.tasks import get_task
+
+    spec = get_task(task or config["task"])
+    count = getattr(spec.env_cls, "evaluation_episodes", None)
+    if count is None:
+        return DEFAULT_EPISODES
+    plain = config.get("task_config") if spec.name == config["task"] else None
+    return count(from_plain(spec.config_cls, plain, "task.") if plain else spec.config_cls())
+
+
 def with_task_overrides(config: dict[str, Any], overrides: list[str], task: str | None):
     """The run config with `task.FIELD=VALUE` overrides applied to its task config."""
     if not overrides:
@@ -111,7 +129,7 @@ def with_calibration(config: dict[str, Any], calibration: Path | None, task: str
 def evaluate_policy(
     path: Path,
     task: str | None = None,
-    episodes: int = 10,
+    episodes: int | None = None,
     engine: str = "mjbatch",
     seed: int = 0,
     video: Path | None = None,
@@ -134,7 +152,7 @@ def evaluate_policy(
         policy, config = load_policy(path)
     config = with_task_overrides(config, overrides or [], task)
     config = with_calibration(config, calibration, task)
-    env = make_eval_env(config, episodes, engine, seed, task)
+    env = make_eval_env(config, episodes or evaluation_episodes(config, task), engine, seed, task)
     if baseline is not None:
         if not hasattr(env, "baseline_policy"):
             raise ValueError(f"eval {path}: task {task!r} has no baselines")

@@ -102,6 +102,8 @@ FEATURES_LACKING = {
     ("quad-swarm", "genesis"): "geom_pos",
     ("g1-pull", "warp"): "sensor",  # the rope tension is a MuJoCo sensor
     ("g1-pull", "genesis"): "tendons",  # the rope is a MuJoCo tendon
+    # fingertip touch and position are MuJoCo sensors
+    **{("dex-track", engine): "sensor" for engine in ("pybullet", "warp", "genesis")},
 }
 """Task and engine pairs that cannot run, and the feature the error must name."""
 
