@@ -27,6 +27,7 @@ from typing import ClassVar
 import numpy as np
 
 from simreal.robots.allegro import FINGERTIP_SITES, JOINT_NAMES, joint_limits, servo
+from simreal.sim.engine import sensor_view
 from simreal.sim.render import TrackingCamera
 from simreal.tasks.dex_track import objects as ob
 from simreal.tasks.dex_track import rewards
@@ -58,16 +59,6 @@ ACTION_GROUPS: dict[str, tuple[int, ...]] = {
 }
 OBJECT_QPOS = slice(22, 29)
 OBJECT_QVEL = slice(22, 28)
-
-
-def sensor_view(engine, name: str) -> np.ndarray:
-    batch = getattr(engine, "batch", None)
-    if batch is None or not hasattr(batch, "sensor"):
-        raise ValueError(
-            f"dex-track reads the MuJoCo sensor {name!r}; engine {type(engine).__name__} has "
-            "no MuJoCo sensors (use --engine mjbatch)"
-        )
-    return batch.sensor(name)
 
 
 def load_references(cfg: DexTrackConfig) -> tuple[StackedReferences, list]:
@@ -154,8 +145,8 @@ class DexTrackEnv(TaskEnv):
         self.kp = np.array([servo(n).kp for n in JOINT_NAMES])
         self.kd = np.array([servo(n).kd for n in JOINT_NAMES])
         e = self.engine
-        self.tip_touch = [sensor_view(e, f"{s}_touch") for s in FINGERTIP_SITES]
-        self.tip_pos = [sensor_view(e, f"{s}_pos") for s in FINGERTIP_SITES]
+        self.tip_touch = [sensor_view(e, f"{s}_touch", "dex-track") for s in FINGERTIP_SITES]
+        self.tip_pos = [sensor_view(e, f"{s}_pos", "dex-track") for s in FINGERTIP_SITES]
         model = e.model
         self.slot_ids = np.array([model.geom(name).id for name, _ in ob.SLOTS])
         self.object_body = model.body("object").id
@@ -301,6 +292,14 @@ class DexTrackEnv(TaskEnv):
             e["object_rot"] > np.deg2rad(self.cfg.max_object_rot_error_deg)
         )
         return strayed | over
+
+    def curriculum_state(self) -> dict[str, float]:
+        """The unlocked motion (index into MOTIONS), saved in checkpoints and logged."""
+        return {} if self.cfg.evaluation else {"motion_level": float(self.curriculum.level)}
+
+    def restore_curriculum(self, state: dict[str, float]) -> None:
+        if "motion_level" in state and self.cfg.curriculum:
+            self.curriculum.restore(state["motion_level"])
 
     def episode_metrics(self, ids: np.ndarray) -> dict[str, np.ndarray]:
         steps = np.maximum(self.episode_step[ids], 1)
