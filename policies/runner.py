@@ -128,7 +128,7 @@ class OnPolicyRunner:
             "wall_time_s": self.wall_time_s,
             "best_eval_return": self.best_eval_return,
             "model_spec": self.model_spec(),
-            "curriculum": self.env.curriculum_state(),
+            "curriculum": self.curriculum_state(),
             "model_cfg": self.cfg.model,
         }
         return save_checkpoint(self.checkpoint_dir, self.iteration, state)
@@ -147,10 +147,16 @@ class OnPolicyRunner:
         self.env_steps = state["env_steps"]
         self.wall_time_s = state["wall_time_s"]
         self.best_eval_return = state["best_eval_return"]
-        self.env.restore_curriculum(state.get("curriculum", {}))
+        if hasattr(self.env, "restore_curriculum"):
+            self.env.restore_curriculum(state.get("curriculum", {}))
         if not self.distributed.is_main:  # its own noise again, not rank 0's
             self.ppo.generator.manual_seed(self.distributed.seed(self.cfg.seed) + self.iteration)
         return path
+
+    def curriculum_state(self) -> dict[str, float]:
+        """The task's curriculum levels; none for environments without one (Gymnasium)."""
+        state = getattr(self.env, "curriculum_state", None)
+        return state() if state is not None else {}
 
     def policy_fn(self):
         def act(obs: np.ndarray) -> np.ndarray:
@@ -164,7 +170,7 @@ class OnPolicyRunner:
         cfg = self.cfg
         main = self.distributed.is_main
         logger = (
-            TrainingLogger(self.log_dir, self.reward_terms, tuple(self.env.curriculum_state()))
+            TrainingLogger(self.log_dir, self.reward_terms, tuple(self.curriculum_state()))
             if main
             else None
         )
@@ -238,7 +244,7 @@ class OnPolicyRunner:
                 **losses,
                 **{f"reward/{k}": float(np.mean(v)) for k, v in terms.items()},
                 **{f"episode/{k}": float(np.nanmean(v)) for k, v in outcomes.items() if v},
-                **{f"curriculum/{k}": v for k, v in self.env.curriculum_state().items()},
+                **{f"curriculum/{k}": v for k, v in self.curriculum_state().items()},
             }
             if logger is not None:
                 logger.log(row)
