@@ -53,6 +53,7 @@ import pybullet as p
 
 from simreal.sim.actuation import SUPPORTED_DYNAMICS, ActuatorDynamics
 from simreal.sim.host_state import HostStateEngine
+from simreal.sim.quaternions import quat_mul
 
 DIVERGED_QVEL = 1e4
 """A velocity above this (m/s or rad/s) means the simulation blew up (as in mjbatch)."""
@@ -337,7 +338,7 @@ class PyBulletEngine(HostStateEngine):
         )
         pose = np.array([(*x, *q) for x, q in map(get_pose, self._flat_ids)]).reshape(n, nfree, 7)
         vel = np.array([(*v, *w) for v, w in map(get_vel, self._flat_ids)]).reshape(n, nfree, 6)
-        quat = _quat_mul(pose[..., [6, 3, 4, 5]], self._iquat * [1, -1, -1, -1])
+        quat = quat_mul(pose[..., [6, 3, 4, 5]], self._iquat * [1, -1, -1, -1])
         qpos = self.qpos.reshape(n, nfree, 7)
         qvel = self.qvel.reshape(n, nfree, 6)
         # q and -q are the same rotation; keep the sign continuous as MuJoCo's integrator does.
@@ -374,7 +375,7 @@ class PyBulletEngine(HostStateEngine):
         rot = _matrix(quat)
         offset = np.einsum("nbij,bj->nbi", rot, self._ipos)
         com = qpos[..., :3] + offset + self._origin[rows, None]
-        quat_com = _quat_mul(quat, self._iquat)[..., [1, 2, 3, 0]]
+        quat_com = quat_mul(quat, self._iquat)[..., [1, 2, 3, 0]]
         ang_vel = np.einsum("nbij,nbj->nbi", rot, qvel[..., 3:])
         lin_vel = qvel[..., :3] + np.cross(ang_vel, offset)
         reset_pose = self._call["resetBasePositionAndOrientation"]
@@ -492,21 +493,6 @@ def _name(enum: type, value: int) -> str:
 
 def _xyzw(quat: np.ndarray) -> list[float]:
     return [float(quat[1]), float(quat[2]), float(quat[3]), float(quat[0])]
-
-
-def _quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Hamilton product of (..., 4) quaternions (w, x, y, z)."""
-    aw, ax, ay, az = np.moveaxis(a, -1, 0)
-    bw, bx, by, bz = np.moveaxis(b, -1, 0)
-    return np.stack(
-        [
-            aw * bw - ax * bx - ay * by - az * bz,
-            aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx,
-            aw * bz + ax * by - ay * bx + az * bw,
-        ],
-        axis=-1,
-    )
 
 
 def _matrix(quat: np.ndarray) -> np.ndarray:
