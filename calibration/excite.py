@@ -82,6 +82,18 @@ class Excitation:
     joints: tuple[str, ...]
 
 
+def excitation_log_meta(dt: float, source: str) -> LogMeta:
+    """Metadata of an excitation log, whichever robot ran it (`source`)."""
+    return LogMeta(
+        robot="g1",
+        joint_names=JOINT_NAMES,
+        control_dt=dt,
+        command_fields=COMMAND_FIELDS,
+        task="calibrate-excite",
+        source=source,
+    )
+
+
 def _smoothstep(x: np.ndarray) -> np.ndarray:
     x = np.clip(x, 0.0, 1.0)
     return 0.5 - 0.5 * np.cos(np.pi * x)
@@ -158,14 +170,7 @@ def run_hung(exc: Excitation, overlay: Overlay, log_dir: Path | str) -> Path:
     dt = float(exc.t[1] - exc.t[0])
     robot = hung_g1(dt, overlay)
     gate = CommandGate(stale_after_s=1e9, latency_s=overlay.latency_ms / 1e3)
-    meta = LogMeta(
-        robot="g1",
-        joint_names=JOINT_NAMES,
-        control_dt=dt,
-        command_fields=COMMAND_FIELDS,
-        task="calibrate-excite",
-        source="virtual-robot",
-    )
+    meta = excitation_log_meta(dt, source="virtual-robot")
     with RolloutLog(log_dir, meta) as log:
         for k, now in enumerate(exc.t):
             cmd = motor_command(exc, k)

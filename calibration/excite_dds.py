@@ -27,13 +27,16 @@ from pathlib import Path
 
 import numpy as np
 
-from simreal.calibration.excite import COMMAND_FIELDS, Excitation, motor_command
+from simreal.calibration.excite import (
+    Excitation,
+    excitation_log_meta,
+    motor_command,
+)
 from simreal.calibration.logdata import CalibrationError
 from simreal.deploy.dds import DdsParticipant
 from simreal.deploy.g1.links import UnitreeLink
 from simreal.deploy.g1.sim_robot import MotorCommand
-from simreal.deploy.logs import LogMeta, RolloutLog
-from simreal.robots.g1 import JOINT_NAMES
+from simreal.deploy.logs import RolloutLog
 
 DAMPING_KD = 2.0
 """N m s/rad: the command left on the robot when the excitation ends (as the deploy node)."""
@@ -45,14 +48,7 @@ def run_dds(exc: Excitation, log_dir: Path | str, domain_id: int, wait_s: float 
     Waits up to `wait_s` for the first rt/lowstate and raises CalibrationError naming the
     topic when none comes."""
     dt = float(exc.t[1] - exc.t[0])
-    meta = LogMeta(
-        robot="g1",
-        joint_names=JOINT_NAMES,
-        control_dt=dt,
-        command_fields=COMMAND_FIELDS,
-        task="calibrate-excite",
-        source="robot-dds",
-    )
+    meta = excitation_log_meta(dt, source="robot-dds")
     with DdsParticipant(domain_id) as dds:
         link = UnitreeLink(dds)
         state = None
