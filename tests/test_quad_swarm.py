@@ -187,7 +187,7 @@ def test_clearance_rises_from_zero_at_the_margin_to_one_at_contact():
 
 
 def test_velocity_actions_fly_the_commanded_velocity_through_the_onboard_controller():
-    env = make(1, num_drones=2, eval_density=0.0, evaluation=True)
+    env = make(1, num_drones=2, eval_density=0.0, evaluation=True, goal_prior_gain=0.0)
     start = env.pos.copy()
     for _ in range(30):  # zero command: hold station
         env.step(np.zeros((2, 3)))
@@ -200,7 +200,7 @@ def test_velocity_actions_fly_the_commanded_velocity_through_the_onboard_control
 
 
 def test_the_controller_recovers_a_tilted_tumbling_drone():
-    env = make(1, num_drones=1, eval_density=0.0, evaluation=True)
+    env = make(1, num_drones=1, eval_density=0.0, evaluation=True, goal_prior_gain=0.0)
     qvel = env.engine.qvel.reshape(1, 1, 6)
     qvel[0, 0, 3:6] = [6.0, -4.0, 2.0]  # rad/s: a hard knock
     env.engine.qvel[:] = qvel.reshape(1, -1)
@@ -208,6 +208,30 @@ def test_the_controller_recovers_a_tilted_tumbling_drone():
         step = env.step(np.zeros((1, 3)))
         assert not step.terminated.any()
     assert np.abs(env.lin_vel).max() < 0.05 and np.abs(env.ang_vel).max() < 0.05
+
+
+def test_the_goal_prior_flies_a_lone_drone_home_and_actions_are_residuals_on_it():
+    env = make(2, num_drones=1, eval_density=0.0, evaluation=True)
+    env.goal[1, 0] = env.pos[1, 0] + [0.2, -0.1, 0.05]  # near: command in proportion
+    gain, scale = env.cfg.goal_prior_gain, env.speed_scale
+    np.testing.assert_allclose(env.velocity_command()[1, 0], gain * np.array([0.2, -0.1, 0.05]))
+    np.testing.assert_array_equal(np.abs(env.velocity_command()[0, 0]) <= scale, True)
+    env.action[1, 0] = [0.1, 0.0, 0.0]
+    np.testing.assert_allclose(env.velocity_command()[1, 0, 0], 0.2 * gain + 0.1 * scale[0])
+    env.action[0, 0] = [0.0, 5.0, 0.0]  # prior + residual still within the speed limits
+    assert env.velocity_command()[0, 0, 1] == pytest.approx(scale[1])
+    env.action[0, 0] = 0.0  # far from the goal: full speed towards it
+    toward = env.goal[0, 0] - env.pos[0, 0]
+    command = env.velocity_command()[0, 0]
+    assert np.linalg.norm(command) == pytest.approx(scale[0])
+    assert command @ toward == pytest.approx(scale[0] * np.linalg.norm(toward))
+    env.action[0, 0] = -env.velocity_command()[0, 0] / scale  # a residual can stop it
+    np.testing.assert_allclose(env.velocity_command()[0, 0], 0.0, atol=1e-12)
+    env = make(4, num_drones=1, eval_density=0.0, evaluation=True)
+    for _ in range(env.max_episode_steps - 1):
+        step = env.step(np.zeros((4, 3)))
+        assert not step.terminated.any()
+    assert (env.goal_dist < env.cfg.goal_radius).all()
 
 
 def test_rpm_actions_remain_available():

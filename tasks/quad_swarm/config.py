@@ -8,10 +8,12 @@ from simreal.tasks.quadrotor import QuadrotorConfig
 from simreal.tasks.quadrotor.controller import VelocityControllerGains
 
 ACTION_TYPES = ("velocity", "rpm")
+GOAL_ASSIGNMENTS = ("lanes", "random")
 
 REWARD_TERMS = (
     "progress",
     "approach",
+    "distance",
     "at_goal",
     "collision",
     "clearance",
@@ -32,6 +34,13 @@ class QuadSwarmConfig(QuadrotorConfig):
     max_speed_xy: float = 1.5
     """Horizontal speed (m/s) that a velocity action of magnitude 1 commands, per axis."""
     max_speed_z: float = 1.0
+    goal_prior_gain: float = 1.0
+    """Velocity actions are residuals on a goal-seeking prior: the commanded velocity is
+    clip(prior + action, -1, 1) * max_speed, the prior being goal_prior_gain * (goal -
+    position) (gain in 1/s) capped at max_speed_xy in norm and scaled into [-1, 1], so a
+    residual can always cancel it. The prior flies a lone drone home (the zero-residual baseline); the
+    policy learns what the prior cannot: braking, columns, neighbours. 0: the action is
+    the whole command."""
     controller: VelocityControllerGains = field(default_factory=VelocityControllerGains)
     max_tilt: float = 1.0
     """Crossing the room takes brisk flight: the swarm allows more tilt than hovering."""
@@ -57,11 +66,17 @@ class QuadSwarmConfig(QuadrotorConfig):
     """Within this distance of its goal (m) a drone counts as arrived."""
     collision_distance: float = 0.15
     """Two drones closer than this (m, centre to centre) collide."""
+    goal_assignment: str = "lanes"
+    """How drones are matched to the goal slots drawn at the far end: "lanes" keeps their
+    left-to-right order (drone i's goal is the i-th goal from the left, as a formation
+    crossing the room assigns them), so paths cross only where columns force detours;
+    "random": any drone to any goal, the swap scenario, where most paths cross."""
     random_init_fraction: float = 0.0
     reward_weights: dict[str, float] = field(
         default_factory=lambda: {
             "progress": 2.0,
             "approach": 1.0,
+            "distance": 0.0,
             "at_goal": 0.5,
             "collision": -10.0,
             "clearance": -0.5,
@@ -83,6 +98,12 @@ class QuadSwarmConfig(QuadrotorConfig):
             raise ValueError(f"action_type must be one of {ACTION_TYPES}, got {self.action_type!r}")
         if self.max_speed_xy <= 0 or self.max_speed_z <= 0:
             raise ValueError("max_speed_xy and max_speed_z must be positive")
+        if self.goal_assignment not in GOAL_ASSIGNMENTS:
+            raise ValueError(
+                f"goal_assignment must be one of {GOAL_ASSIGNMENTS}, got {self.goal_assignment!r}"
+            )
+        if self.goal_prior_gain < 0:
+            raise ValueError(f"goal_prior_gain must be >= 0, got {self.goal_prior_gain}")
         if not 1 <= self.num_drones <= 64:
             raise ValueError(f"num_drones must be in [1, 64], got {self.num_drones}")
         for name in ("density",):

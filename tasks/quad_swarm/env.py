@@ -127,6 +127,7 @@ class QuadSwarmEnv(TaskEnv):
         return {
             "progress": lambda env: env._progress(),
             "approach": lambda env: rewards.approach(env.goal_dist).ravel(),
+            "distance": lambda env: env.goal_dist.ravel(),
             "at_goal": lambda env: (env.goal_dist < env.cfg.goal_radius).astype(float).ravel(),
             "collision": lambda env: env.collisions.astype(float).ravel(),
             "clearance": lambda env: env.near_miss.ravel(),
@@ -152,11 +153,21 @@ class QuadSwarmEnv(TaskEnv):
         rpm = np.clip(rpm, 0.0, self.params.max_rpm)
         self.engine.ctrl[:] = motor_thrust(rpm, self.params.kf).reshape(s, n * 4)
 
+    def velocity_command(self) -> np.ndarray:
+        """(S, N, 3) world velocity (m/s) the controller flies: the policy's residual on
+        the goal-seeking prior (config.goal_prior_gain), within the speed limits."""
+        want = self.cfg.goal_prior_gain * (self.goal - self.pos)  # m/s
+        speed = np.linalg.norm(want, axis=-1, keepdims=True)
+        want *= np.minimum(1.0, self.cfg.max_speed_xy / np.maximum(speed, 1e-9))
+        # Within the unit box, so that a residual of -1..1 can cancel it (brake) anywhere.
+        prior = np.clip(want / self.speed_scale, -1.0, 1.0)
+        return np.clip(prior + self.action, -1.0, 1.0) * self.speed_scale
+
     def simulate(self) -> None:
         """Step the physics, then judge collisions and crashes at once, so that the reward
         of this step (computed before `terminated`) sees them."""
         if self.velocity_control:
-            command = (self.action * self.speed_scale).reshape(-1, 3)
+            command = self.velocity_command().reshape(-1, 3)
             for _ in range(self.decimation):
                 thrusts = rotor_thrusts(
                     self.params,
@@ -305,6 +316,7 @@ class QuadSwarmEnv(TaskEnv):
             meta["default_joint_pos"] = [0.0, 0.0, 0.0]
             meta["action_scale"] = self.speed_scale.tolist()
             meta["velocity_controller"] = self.cfg.controller.as_metadata()
+            meta["goal_prior_gain"] = self.cfg.goal_prior_gain
         return meta
 
     def reset_state(self, sim_ids: np.ndarray) -> None:
@@ -329,6 +341,10 @@ class QuadSwarmEnv(TaskEnv):
 
         starts = self._slots(k, n, -1.0)
         goals = self._slots(k, n, 1.0)
+        if c.goal_assignment == "lanes":
+            order = np.argsort(np.argsort(starts[..., 0], axis=1), axis=1)  # rank by x
+            goals = np.take_along_axis(goals, np.argsort(goals[..., 0], axis=1)[..., None], 1)
+            goals = np.take_along_axis(goals, order[..., None], axis=1)
         goals[..., 2] = self.rng.uniform(0.7, 1.6, (k, n))
         self.goal[sim_ids] = goals
         self.start_pos[sim_ids] = starts
