@@ -47,6 +47,18 @@ def test_obstacle_tokens_report_surface_distance_and_absence():
     np.testing.assert_allclose(tokens[0, 0, 2], [0.0, 0.0, obs_terms.FAR, 0.0])
 
 
+def test_path_frame_tells_how_far_ahead_and_to_the_left_a_column_stands():
+    pos = np.array([[[0.0, 0.0, 1.0]]])
+    goal = np.array([[[0.0, 4.0, 1.0]]])  # flying along +y: left is -x
+    columns = np.array([[[0.5, 1.0], [-1.0, -2.0], [5.0, 5.0]]])
+    present = np.array([[True, True, False]])
+    tokens = obs_terms.obstacle_tokens(pos, columns, present, 0.2, m=3, goal=goal)
+    assert tokens.shape[-1] == obs_terms.obstacle_token_size(path=True) == 6
+    np.testing.assert_allclose(tokens[0, 0, 0], [0.5, 1.0, np.hypot(0.5, 1) - 0.2, 1.0, -0.5, 1])
+    np.testing.assert_allclose(tokens[0, 0, 1, 3:], [-2.0, 1.0, 1.0])  # behind, to the left
+    np.testing.assert_allclose(tokens[0, 0, 2, 3:], [obs_terms.FAR, 0.0, 0.0])  # absent
+
+
 def test_density_places_that_share_of_columns_and_parks_the_rest():
     env = make(3, evaluation=True, eval_density=0.5)
     np.testing.assert_array_equal(env.column_present.sum(axis=1), 18)

@@ -62,6 +62,9 @@ class QuadSwarmConfig(QuadrotorConfig):
     """k nearest drones each drone observes (padded with absent tokens when fewer)."""
     obstacles_seen: int = 6
     """Nearest columns each drone observes."""
+    obstacle_path_frame: bool = False
+    """Column tokens also give each column's position in the drone's path frame (ahead,
+    left of the line to its goal): observations.obstacle_tokens."""
     goal_radius: float = 0.5
     """Within this distance of its goal (m) a drone counts as arrived."""
     collision_distance: float = 0.15

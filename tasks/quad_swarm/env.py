@@ -59,11 +59,11 @@ class QuadSwarmEnv(TaskEnv):
         )
         a = self.num_actions
         self.observation_layout = obs_terms.observation_layout(
-            cfg.neighbours, cfg.obstacles_seen, a
+            cfg.neighbours, cfg.obstacles_seen, a, cfg.obstacle_path_frame
         )
         self.critic_observation_layout = self.observation_layout
         self.observation_structure = obs_terms.observation_structure(
-            cfg.neighbours, cfg.obstacles_seen, a
+            cfg.neighbours, cfg.obstacles_seen, a, cfg.obstacle_path_frame
         )
         self.speed_scale = np.array([cfg.max_speed_xy, cfg.max_speed_xy, cfg.max_speed_z])
         self.mixer_inverse = np.linalg.inv(mixer_matrix(self.params))
@@ -226,7 +226,12 @@ class QuadSwarmEnv(TaskEnv):
             self.action,
             obs_terms.neighbour_tokens(pos, vel, c.neighbours),
             obs_terms.obstacle_tokens(
-                pos, self.columns_xy, self.column_present, c.obstacle_radius, c.obstacles_seen
+                pos,
+                self.columns_xy,
+                self.column_present,
+                c.obstacle_radius,
+                c.obstacles_seen,
+                self.goal if c.obstacle_path_frame else None,
             ),
         )
         return obs, obs
