@@ -18,6 +18,10 @@ class ModelConfig:
     (neighbours, obstacles), plain MLP otherwise; mlp: always MLP."""
     attention_dim: int = 64
     init_std: float = 0.5
+    max_std: float | None = None
+    """Upper bound on the action std (None: unbounded). Where actions saturate (a clipped
+    velocity command), extra noise costs nothing and PPO's std can drift up until the
+    noise itself fails episodes; a bound stops the drift."""
 
     def validate(self) -> None:
         if self.arch not in ("decoupled", "coupled"):
@@ -30,6 +34,10 @@ class ModelConfig:
             raise ValueError("model.actor_hidden and model.critic_hidden need positive layer sizes")
         if self.init_std <= 0:
             raise ValueError(f"model.init_std must be positive, got {self.init_std}")
+        if self.max_std is not None and self.max_std < self.init_std:
+            raise ValueError(
+                f"model.max_std ({self.max_std}) must be at least model.init_std ({self.init_std})"
+            )
 
 
 @dataclass

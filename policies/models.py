@@ -8,6 +8,8 @@ loss trains all of them together. The coupled actor is the one-group special cas
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import nn
 from torch.distributions import Normal
@@ -75,6 +77,7 @@ class GroupedActor(nn.Module):
         if sorted(order) != list(range(len(order))):
             raise ValueError(f"action groups must cover 0..{len(order) - 1} exactly once: {groups}")
         self.register_buffer("slot_of", torch.argsort(torch.tensor(order)))
+        self.max_log_std = math.log(cfg.max_std) if cfg.max_std is not None else math.inf
         for net in self.nets.values():
             last = [m for m in net.modules() if isinstance(m, nn.Linear)][-1]
             nn.init.orthogonal_(last.weight, gain=0.01)
@@ -87,7 +90,7 @@ class GroupedActor(nn.Module):
 
     def std(self) -> torch.Tensor:
         stacked = torch.cat([self.log_std[name] for name in self.group_names])
-        return stacked.index_select(0, self.slot_of).exp()
+        return stacked.index_select(0, self.slot_of).clamp(max=self.max_log_std).exp()
 
 
 class ActorCritic(nn.Module):

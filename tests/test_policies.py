@@ -94,6 +94,20 @@ def test_each_group_has_its_own_action_std():
     torch.testing.assert_close(actor.std(), expected)
 
 
+def test_max_std_bounds_the_std_and_stops_its_gradient_above():
+    cfg = ModelConfig(actor_hidden=(16, 16), critic_hidden=(16,), init_std=0.3, max_std=0.4)
+    actor = GroupedActor(N_OBS, GROUPS, cfg)
+    with torch.no_grad():
+        actor.log_std["waist"].fill_(float(np.log(3.0)))
+    std = actor.std()
+    assert std[3].item() == pytest.approx(0.4) and std[0].item() == pytest.approx(0.3)
+    std.sum().backward()
+    assert actor.log_std["waist"].grad.abs().max() == 0.0
+    assert actor.log_std["lower"].grad.abs().min() > 0.0
+    with pytest.raises(ValueError, match="max_std"):
+        ModelConfig(init_std=0.5, max_std=0.4).validate()
+
+
 def test_non_contiguous_groups_land_in_their_slots():
     actor = grouped_actor({"a": (0, 2), "b": (1,)})
     with torch.no_grad():
