@@ -92,7 +92,8 @@ def test_collisions_are_counted_and_spoil_success(ends):
     qpos[0, 1, 0:3] = qpos[0, 0, 0:3] + [0.1, 0.0, 0.0]  # too close to drone 0
     env.engine.qpos[:] = qpos.reshape(1, -1)
     step = env.step(np.zeros((2, env.num_actions)))
-    np.testing.assert_array_equal(step.terminated, [ends, ends])
+    assert not step.terminated.any()  # evaluation: every drone's episode runs to the end
+    np.testing.assert_array_equal(env.down[0], [ends, ends])
     while "episode" not in step.info:
         assert env.collided.all()
         step = env.step(np.zeros((2, env.num_actions)))
@@ -155,8 +156,8 @@ def test_a_policy_for_8_drones_runs_32_and_exports_to_onnx(tmp_path):
     np.testing.assert_allclose(actions, expected, atol=1e-5)
 
 
-def test_a_crashed_drone_restarts_alone_and_spoils_the_swarm_success():
-    env = make(2, num_drones=3, evaluation=True, eval_density=0.0, episode_s=0.5)
+def test_in_training_a_crashed_drone_restarts_alone_and_spoils_the_swarm_success():
+    env = make(2, num_drones=3, density=(0.0, 0.0), episode_s=0.5)
     qpos = env.engine.qpos.reshape(2, 3, 7)
     qpos[0, 1, 2] = 0.01  # drone 1 of simulation 0 hits the floor
     env.engine.qpos[:] = qpos.reshape(2, -1)
@@ -172,10 +173,31 @@ def test_a_crashed_drone_restarts_alone_and_spoils_the_swarm_success():
     np.testing.assert_array_equal(step.info["episode"]["success"][:3], 0.0)
 
 
+def test_in_evaluation_a_crashed_drone_drops_out_and_the_swarm_is_judged_at_the_end():
+    env = make(1, num_drones=3, evaluation=True, eval_density=0.0, episode_s=1.0)
+    qpos = env.engine.qpos.reshape(1, 3, 7)
+    qpos[0, :, 0:3] = env.goal[0]
+    qpos[0, 1, 2] = 0.01  # drone 1 hits the floor beneath its goal
+    env.engine.qpos[:] = qpos.reshape(1, -1)
+    step = env.step(np.zeros((3, env.num_actions)))
+    assert not step.terminated.any() and "episode" not in step.info
+    np.testing.assert_array_equal(env.down[0], [False, True, False])
+    assert step.reward[1] < step.reward[0]  # the crash penalty, once
+    while "episode" not in step.info:
+        assert env.pos[0, 1, 2] < 0.05  # motors off: it stays down
+        step = env.step(np.zeros((3, env.num_actions)))
+        assert step.reward[1] >= -1.0  # no further crash penalties
+    assert step.truncated.all()
+    episode = step.info["episode"]
+    np.testing.assert_array_equal(episode["crash"], 1.0)
+    np.testing.assert_array_equal(episode["success"], 0.0)
+    np.testing.assert_allclose(episode["arrived_fraction"], 2 / 3)
+
+
 def test_the_crash_penalty_lands_on_the_step_of_the_crash():
     """Rewards are computed before `terminated`: the crash must already be known then,
     or the penalty would fall on the respawned drone's first step."""
-    env = make(1, num_drones=2, evaluation=True, eval_density=0.0)
+    env = make(1, num_drones=2, density=(0.0, 0.0))  # training: crashes end episodes
     qpos = env.engine.qpos.reshape(1, 2, 7)
     qpos[0, 1, 2] = 0.01  # drone 1 hits the floor
     env.engine.qpos[:] = qpos.reshape(1, -1)

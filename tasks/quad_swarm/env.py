@@ -90,6 +90,8 @@ class QuadSwarmEnv(TaskEnv):
         self.time_to_goal = np.full(s, np.nan)
         self.crashed_any = np.zeros(s, dtype=bool)
         self.crashed_now = np.zeros((s, n), dtype=bool)
+        self.down = np.zeros((s, n), dtype=bool)
+        """Evaluation only: drones out of the episode after a crash or collision (motors off)."""
         self.start_pos = np.zeros((s, n, 3))
         model = self.engine.model
         self._column_geoms = np.array([model.geom(f"column{j}").id for j in range(cells * cells)])
@@ -178,9 +180,12 @@ class QuadSwarmEnv(TaskEnv):
                     command,
                     self.mixer_inverse,
                 )
+                thrusts = thrusts.reshape(self.num_sims, -1, 4)
+                thrusts[self.down] = 0.0
                 self.engine.ctrl[:] = thrusts.reshape(self.num_sims, -1)
                 self.engine.step(1)
         else:
+            self.engine.ctrl.reshape(self.num_sims, -1, 4)[self.down] = 0.0
             self.engine.step(self.decimation)
         self._detect_collisions()
         self._detect_crashes()
@@ -193,6 +198,7 @@ class QuadSwarmEnv(TaskEnv):
         )
         radius = self.params.collision_radius
         self.collisions = (drone_gap < c.collision_distance) | (column_gap < radius)
+        self.collisions &= ~self.down
         self.collided |= self.collisions.any(axis=1)
         self.near_miss = rewards.clearance(
             drone_gap, column_gap, c.collision_distance, radius, c.clearance_margin
@@ -213,6 +219,7 @@ class QuadSwarmEnv(TaskEnv):
         )
         if self.cfg.collision_ends_episode:
             self.crashed_now |= self.collisions
+        self.crashed_now &= ~self.down
 
     def observe(self) -> tuple[np.ndarray, np.ndarray]:
         c = self.cfg
@@ -237,18 +244,23 @@ class QuadSwarmEnv(TaskEnv):
         return obs, obs
 
     def terminated(self) -> np.ndarray:
-        """A drone that crashed this step ends its own episode."""
+        """In training a drone that crashed this step ends its own episode (and respawns)."""
         self.crashed_any |= self.crashed_now.any(axis=1)
         arrived = (self.goal_dist < self.cfg.goal_radius).all(axis=1)
         first = arrived & np.isnan(self.time_to_goal)
         self.time_to_goal[first] = self.sim_step[first] * self.control_dt
+        if self.cfg.evaluation:
+            # Every drone's episode runs to the end, so the swarm's outcome is judged once,
+            # at the end, for all of its drones; a crashed drone drops out with motors off.
+            self.down |= self.crashed_now
+            return np.zeros(self.num_envs, dtype=bool)
         return self.crashed_now.ravel()
 
     def episode_metrics(self, ids: np.ndarray) -> dict[str, np.ndarray]:
         """Swarm outcomes of each drone's simulation so far: success needs every drone at
         its goal at the end with no collision and no crash in the whole episode."""
         sims = ids // self.agents_per_sim
-        at_goal = self.goal_dist < self.cfg.goal_radius
+        at_goal = (self.goal_dist < self.cfg.goal_radius) & ~self.down
         arrived = at_goal.all(axis=1)
         success = arrived & ~self.collided & ~self.crashed_any
         elapsed = self.sim_step * self.control_dt
@@ -308,6 +320,21 @@ class QuadSwarmEnv(TaskEnv):
             self.level += 1
             self.level_outcomes.clear()
 
+    def baseline_policy(self, name: str):
+        """`prior`: zero residuals, the goal-seeking prior alone (velocity actions with
+        goal_prior_gain > 0): how far flying straight home gets without avoidance."""
+        if name != "prior" or not self.velocity_control or self.cfg.goal_prior_gain == 0:
+            raise ValueError(
+                f"quad-swarm: unknown baseline {name!r}; available: prior (velocity actions "
+                "with goal_prior_gain > 0)"
+            )
+        n = self.num_actions
+
+        def act(obs: np.ndarray) -> np.ndarray:
+            return np.zeros((obs.shape[0], n), dtype=np.float32)
+
+        return act
+
     def deployment_metadata(self) -> dict:
         meta = {
             **super().deployment_metadata(),
@@ -361,6 +388,7 @@ class QuadSwarmEnv(TaskEnv):
         self.last_action[sim_ids] = 0.0
         self.prev_goal_dist[sim_ids] = np.linalg.norm(goals - starts, axis=-1)
         self.collisions[sim_ids] = False
+        self.down[sim_ids] = False
         self.collided[sim_ids] = False
         self.crashed_any[sim_ids] = False
         self.time_to_goal[sim_ids] = np.nan
