@@ -89,11 +89,11 @@ class QuadSwarmConfig(QuadrotorConfig):
         }
     )
     clearance_margin: float = 0.3
+    """Free space (m) below which the clearance penalty starts, to drones and columns."""
     collision_ends_episode: bool = True
     """A drone that collides ends its episode like a crash (and restarts from its slot).
     Success forbids any collision, and a per-step collision penalty alone taught drones
     that crashing on purpose is the cheaper way out of a collision."""
-    """Free space (m) below which the clearance penalty starts, to drones and columns."""
 
     def validate(self) -> None:
         super().validate()
