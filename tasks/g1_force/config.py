@@ -118,8 +118,9 @@ class G1Randomization:
     joint_offset_rad: float = 0.02
     """Encoder offset per joint: the robot measures q + offset and its PD loop acts on the
     measured angle."""
-    latency_substeps: tuple[int, int] = (0, 4)
-    """Actions reach the PD loop this many physics steps (5 ms each) late."""
+    latency_substeps: tuple[float, float] = (0.0, 4.0)
+    """Actions reach the PD loop this many physics steps (5 ms each) late; drawn
+    uniformly, fractions included (0..20 ms)."""
     gyro_noise: float = 0.1
     gravity_noise: float = 0.03
     joint_pos_noise: float = 0.01

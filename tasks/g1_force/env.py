@@ -14,8 +14,9 @@ With `cfg.calibration` (a G1 calibration overlay) the simulated robot is the cal
 one, applied as the virtual robot applies it (`simreal.deploy.g1.sim_robot`): encoders
 report q + offset and the PD loop closes on them, kp, kd and torque limits carry the
 overlay's scales, armature, Coulomb (dof_frictionloss) and viscous (dof_damping)
-friction are set per simulation, commands arrive the overlay's latency late (in whole
-physics steps) and the gyro reads its bias. Domain randomization is centred on these
+friction are set per simulation, commands arrive the overlay's latency late (to a
+fraction of a physics step: the step in which a command lands blends the old and new
+targets in proportion) and the gyro reads its bias. Domain randomization is centred on these
 values. The accelerometer bias is kept (`accel_bias`) but enters no observation: the
 policy reads gravity from the IMU's orientation.
 """
@@ -119,7 +120,9 @@ class G1Env(TaskEnv):
         self.kp_scale = np.tile(self.cal_kp_scale, (s, 1))
         self.kd_scale = np.tile(self.cal_kd_scale, (s, 1))
         self.motor_strength = np.tile(self.cal_motor_strength, (s, 1))
-        self.latency_substeps = np.full(s, self.cal_latency_substeps, dtype=np.int64)
+        self.latency_substeps = np.full(s, self.cal_latency_substeps)
+        """Command latency in physics steps, fractional: a command takes effect part-way
+        through a physics step (see `simulate`), as on the robot and the virtual robot."""
         self.friction = np.ones(s)
         self.torso_added_mass = np.zeros(s)
         self.torso_com_offset = np.zeros((s, 3))
@@ -202,7 +205,7 @@ class G1Env(TaskEnv):
         )
         self.cal_frictionloss = np.array([j.friction_coulomb for j in joints])
         self.cal_damping = np.array([j.friction_viscous for j in joints])
-        self.cal_latency_substeps = round(overlay.latency_ms / (self.cfg.physics_dt * 1e3))
+        self.cal_latency_substeps = overlay.latency_ms / (self.cfg.physics_dt * 1e3)
         self.gyro_bias = np.array(overlay.gyro_bias)
         self.accel_bias = np.array(overlay.accel_bias)
 
@@ -219,14 +222,14 @@ class G1Env(TaskEnv):
         self._write_actuators(ids)
         self.engine.commit_model(ids)
 
-    def _latency_range(self) -> tuple[int, int]:
+    def _latency_range(self) -> tuple[float, float]:
         """The latency range in physics steps; with a calibration it keeps its width and is
         centred on the calibrated latency (clipped at 0)."""
         low, high = self.cfg.randomization.latency_substeps
         if self.cfg.calibration is None:
-            return low, high
+            return float(low), float(high)
         centre, half = self.cal_latency_substeps, (high - low) / 2
-        return max(0, centre - int(np.floor(half))), max(0, centre + int(np.ceil(half)))
+        return max(0.0, centre - half), max(0.0, centre + half)
 
     # -- state ------------------------------------------------------------------------
     @property
@@ -331,9 +334,10 @@ class G1Env(TaskEnv):
         late = self.latency_substeps
         if late.any():
             for sub in range(self.decimation):
-                self.engine.ctrl[:] = np.where(
-                    (sub < late)[:, None], self.prev_ctrl_target, self.ctrl_target
-                )
+                # The share of this physics step the previous command still holds: 1 before
+                # the new command is due, 0 after, the fraction in the step where it lands.
+                old = np.clip(late - sub, 0.0, 1.0)[:, None]
+                self.engine.ctrl[:] = old * self.prev_ctrl_target + (1.0 - old) * self.ctrl_target
                 self.engine.step(1)
         else:
             self.engine.ctrl[:] = self.ctrl_target
@@ -489,7 +493,7 @@ class G1Env(TaskEnv):
             self.cal_joint_offset + rng.uniform(-1.0, 1.0, (n, 29)) * r.joint_offset_rad
         )
         low, high = self._latency_range()
-        self.latency_substeps[ids] = rng.integers(low, high + 1, n)
+        self.latency_substeps[ids] = rng.uniform(low, high, n)
 
         nom, field = self.nominal, self.engine.model_field
         scale = rng.uniform(*r.link_mass_scale, (n, nom["body_mass"].size))
