@@ -265,8 +265,10 @@ def test_virtual_robot_publishes_state_and_drops_bad_crc():
             assert len(received) >= 50
             assert all(crc_ok(s) for s in received)
             ticks = np.array([s.tick for s in received])
-            assert np.median(np.diff(ticks)) == 2  # ms per tick at 500 Hz
-            assert len(received) / ((ticks[-1] - ticks[0]) / 2 + 1) > 0.5  # few samples lost
+            # Published every 2 ms tick at 500 Hz: most consecutive samples are one tick
+            # apart. (How many a best-effort reader loses depends on the machine's load,
+            # so it is not asserted: a CI run beside a training lost 70 %.)
+            assert np.all(np.diff(ticks) > 0) and np.median(np.diff(ticks)) == 2
 
             q = DEFAULT_Q.copy()
             q[ELBOW] += 0.6
