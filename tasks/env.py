@@ -153,6 +153,12 @@ class TaskEnv(ABC):
         """Task metrics of episodes ending now in simulations `ids` (before their reset)."""
         return {}
 
+    def zero_action_policy(self) -> Callable[[np.ndarray], np.ndarray]:
+        """A policy that always outputs zero actions: the floor of several tasks' baselines
+        (the G1's PD loop holding its pose, the swarm's prior, the dex hand's replay)."""
+        n = self.num_actions
+        return lambda obs: np.zeros((obs.shape[0], n), dtype=np.float32)
+
     def curriculum_state(self) -> dict[str, float]:
         """The curriculum's levels by name (empty without a curriculum): logged every
         iteration as curriculum/<name> and saved in checkpoints, so a resumed run carries

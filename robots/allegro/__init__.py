@@ -12,7 +12,14 @@ from simreal.robots.allegro.hand import (
     joint_limits,
     servo,
 )
-from simreal.robots.allegro.mjcf import actuator_xml, build_mjcf, default_xml, hand_xml, sensor_xml
+from simreal.robots.allegro.mjcf import (
+    actuator_xml,
+    build_mjcf,
+    default_xml,
+    hand_xml,
+    model_xml,
+    sensor_xml,
+)
 
 __all__ = [
     "FINGERS",
@@ -29,6 +36,7 @@ __all__ = [
     "hand_mass",
     "hand_xml",
     "joint_limits",
+    "model_xml",
     "sensor_xml",
     "servo",
 ]

@@ -117,18 +117,18 @@ def sensor_xml() -> str:
     return "\n".join(touch + pos)
 
 
-def build_mjcf(physics_dt: float = 0.005) -> str:
-    """The hand alone over a floor (the floor does not touch the hand)."""
-    return f"""<mujoco model="allegro_right_simreal">
+def model_xml(model: str, option: str, worldbody: str, head: str = "") -> str:
+    """A whole MJCF model around the hand's defaults, actuators and sensors: `option` holds
+    the <option> attributes, `worldbody` the world's content (hand_xml() among it), `head`
+    any elements that go before <default> (e.g. <visual>)."""
+    return f"""<mujoco model="{model}">
   <compiler angle="radian" autolimits="true"/>
-  <option timestep="{physics_dt:.9g}" integrator="implicitfast"/>
+  <option {option}/>{head}
   <default>
 {default_xml()}
   </default>
   <worldbody>
-    <light pos="0 0 1.5" dir="0 0 -1"/>
-    <geom name="floor" type="plane" size="1 1 0.05" contype="1" conaffinity="1" rgba="0.8 0.8 0.8 1"/>
-{hand_xml()}
+{worldbody}
   </worldbody>
   <actuator>
 {actuator_xml()}
@@ -138,3 +138,14 @@ def build_mjcf(physics_dt: float = 0.005) -> str:
   </sensor>
 </mujoco>
 """
+
+
+def build_mjcf(physics_dt: float = 0.005) -> str:
+    """The hand alone over a floor (the floor does not touch the hand)."""
+    return model_xml(
+        "allegro_right_simreal",
+        f'timestep="{physics_dt:.9g}" integrator="implicitfast"',
+        f"""    <light pos="0 0 1.5" dir="0 0 -1"/>
+    <geom name="floor" type="plane" size="1 1 0.05" contype="1" conaffinity="1" rgba="0.8 0.8 0.8 1"/>
+{hand_xml()}""",
+    )

@@ -424,4 +424,4 @@ class DexTrackEnv(TaskEnv):
         """`replay`: zero residual, i.e. the reference replayed open loop."""
         if name != "replay":
             raise ValueError(f"dex-track baselines: replay; got {name!r}")
-        return lambda obs: np.zeros((obs.shape[0], self.num_actions), dtype=np.float32)
+        return self.zero_action_policy()

@@ -8,7 +8,7 @@ family fewer to simulate); the feasibility check builds the scene with
 
 from __future__ import annotations
 
-from simreal.robots.allegro import actuator_xml, default_xml, hand_xml, sensor_xml
+from simreal.robots.allegro import hand_xml, model_xml
 from simreal.tasks.dex_track.objects import object_xml
 
 TABLE_CONTYPE = 1
@@ -16,25 +16,13 @@ TABLE_CONTYPE = 1
 
 def build_scene(physics_dt: float, hand_table_contact: bool = False) -> str:
     conaffinity = 3 if hand_table_contact else 1
-    return f"""<mujoco model="dex_track">
-  <compiler angle="radian" autolimits="true"/>
-  <option timestep="{physics_dt:.9g}" integrator="implicitfast" cone="pyramidal"/>
-  <visual><global offwidth="640" offheight="480"/></visual>
-  <default>
-{default_xml()}
-  </default>
-  <worldbody>
-    <light pos="0.2 0 1.5" dir="0 0 -1"/>
+    return model_xml(
+        "dex_track",
+        f'timestep="{physics_dt:.9g}" integrator="implicitfast" cone="pyramidal"',
+        f"""    <light pos="0.2 0 1.5" dir="0 0 -1"/>
     <geom name="table" type="plane" size="1 1 0.05" contype="{TABLE_CONTYPE}"
           conaffinity="{conaffinity}" rgba="0.75 0.7 0.6 1"/>
 {hand_xml()}
-{object_xml()}
-  </worldbody>
-  <actuator>
-{actuator_xml()}
-  </actuator>
-  <sensor>
-{sensor_xml()}
-  </sensor>
-</mujoco>
-"""
+{object_xml()}""",
+        head='\n  <visual><global offwidth="640" offheight="480"/></visual>',
+    )

@@ -531,12 +531,7 @@ class G1Env(TaskEnv):
         trained balance policy must beat."""
         if name != "stand":
             raise ValueError(f"{type(self).__name__}: unknown baseline {name!r}; available: stand")
-        n = self.num_actions
-
-        def act(obs: np.ndarray) -> np.ndarray:
-            return np.zeros((obs.shape[0], n), dtype=np.float32)
-
-        return act
+        return self.zero_action_policy()
 
     def deployment_metadata(self) -> dict:
         return {

@@ -328,12 +328,7 @@ class QuadSwarmEnv(TaskEnv):
                 f"quad-swarm: unknown baseline {name!r}; available: prior (velocity actions "
                 "with goal_prior_gain > 0)"
             )
-        n = self.num_actions
-
-        def act(obs: np.ndarray) -> np.ndarray:
-            return np.zeros((obs.shape[0], n), dtype=np.float32)
-
-        return act
+        return self.zero_action_policy()
 
     def deployment_metadata(self) -> dict:
         meta = {
