@@ -30,7 +30,8 @@ from simreal.tasks.g1_pull import (
     G1PullEnv,
     held_force,
 )
-from simreal.tasks.g1_pull.observations import walking_command
+from simreal.tasks.g1_pull.gait import clock_observation, gait_phase, stance
+from simreal.tasks.g1_pull.observations import GAIT_OBSERVATION, walking_command
 from simreal.tasks.g1_pull.rewards import feet_air_time, track_lin_vel, track_yaw_rate
 from simreal.training import warm_start_weights
 
@@ -59,15 +60,46 @@ def test_observation_layouts_extend_g1_force_by_appended_terms():
     env = make(2, evaluation=True)
     obs, critic = env.reset()
     assert env.observation_layout[: len(POLICY_OBSERVATION)] == POLICY_OBSERVATION
-    assert env.observation_layout[len(POLICY_OBSERVATION) :] == COMMAND_OBSERVATION
+    assert env.observation_layout[len(POLICY_OBSERVATION) :] == (
+        COMMAND_OBSERVATION + GAIT_OBSERVATION
+    )
     force_critic = G1ForceEnv.critic_observation_layout
     assert env.critic_observation_layout[: len(force_critic)] == force_critic
-    assert obs.shape == (2, 93 + 4) and critic.shape == (2, env.num_critic_obs)
+    assert obs.shape == (2, 93 + 6) and critic.shape == (2, env.num_critic_obs)
     np.testing.assert_array_equal(
         obs[:, :93], policy_observation(env.sensors, env.default_joint_pos, env.action)
     )
-    np.testing.assert_array_equal(obs[:, 93:], [[0, 0, 0, -1], [0, 0, 0, 1]])  # standing start
-    assert env.num_critic_obs == 93 + sum(s for _, s in PRIVILEGED_OBSERVATION) + 4 + 5
+    # standing start: no velocity command, the gait clock reads (0, 0)
+    np.testing.assert_array_equal(obs[:, 93:], [[0, 0, 0, -1, 0, 0], [0, 0, 0, 1, 0, 0]])
+    assert env.num_critic_obs == 93 + sum(s for _, s in PRIVILEGED_OBSERVATION) + 4 + 5 + 2
+
+
+def test_gait_clock_alternates_the_legs_and_stands_when_not_walking():
+    t = np.array([1.0, 1.25, 1.5, 1.75, 1.0])
+    phase = gait_phase(t, start_s=1.0, period_s=1.0)
+    np.testing.assert_allclose(phase, [0.0, 0.25, 0.5, 0.75, 0.0])
+    walking = np.array([True, True, True, True, False])
+    expected = stance(phase, walking, stance_fraction=0.55)
+    # left stance for phase < 0.55, right half a period behind; both down when standing
+    np.testing.assert_array_equal(
+        expected, [[True, True], [True, False], [True, True], [False, True], [True, True]]
+    )
+    clock = clock_observation(phase, walking)
+    np.testing.assert_allclose(clock[:4], [[0, 1], [1, 0], [0, -1], [-1, 0]], atol=1e-6)
+    np.testing.assert_array_equal(clock[4], [0, 0])
+
+
+def test_curriculum_counts_a_walk_that_the_cart_held_back_as_a_failure():
+    env = make(2)
+    env.reset()
+    env.speed[:] = 0.4
+    steps = env.max_episode_steps
+    env.episode_step[:] = steps
+    walked = 0.4 * (steps * env.control_dt - env.cfg.command.start_delay_s)
+    env.progress_trace[:, steps] = [walked, 0.2 * walked]
+    np.testing.assert_array_equal(env.fell_short(np.arange(2)), [False, True])
+    env.speed[:] = 0.0  # standing episodes are judged by falls alone
+    np.testing.assert_array_equal(env.fell_short(np.arange(2)), [False, False])
 
 
 def test_task_steps_finitely_and_commands_start_after_the_standing_start():
@@ -353,7 +385,7 @@ def test_train_init_from_through_the_cli(force_run, tmp_path, capsys):
     assert config["init_from"] == str(resolve_checkpoint(force_run))
     trained = load_actor_critic(resolve_checkpoint(run))
     source = load_actor_critic(resolve_checkpoint(force_run))
-    assert trained.obs_normalizer.mean.numel() == 97
+    assert trained.obs_normalizer.mean.numel() == 93 + 4 + 2  # + command, gait clock
     # One PPO iteration moved the weights a little from the source's, not from scratch.
     w, w0 = trained.actor.nets["waist"][0].weight[:, :93], source.actor.nets["waist"][0].weight
     assert (w - w0).abs().max() < 0.1 * w0.abs().max()

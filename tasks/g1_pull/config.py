@@ -9,7 +9,14 @@ from typing import ClassVar
 from simreal.tasks.g1_force.config import G1_REWARD_WEIGHTS, G1Config
 from simreal.tasks.g1_force.config import REWARD_TERMS as G1_REWARD_TERMS
 
-REWARD_TERMS = (*G1_REWARD_TERMS, "track_lin_vel", "track_yaw_rate", "feet_air_time")
+REWARD_TERMS = (
+    *G1_REWARD_TERMS,
+    "track_lin_vel",
+    "track_yaw_rate",
+    "feet_air_time",
+    "feet_phase_contact",
+    "feet_swing_height",
+)
 
 
 @dataclass
@@ -33,9 +40,13 @@ class LoadConfig:
     resistance_step_n: float = 10.0
     raise_below_fall_rate: float = 0.15
     lower_above_fall_rate: float = 0.5
-    """Fall-rate curriculum on the resistance level (as g1-force's force cap): up by
+    min_progress_fraction: float = 0.5
+    """Failure-rate curriculum on the resistance level (as g1-force's force cap): up by
     resistance_step_n while fewer than raise_below_fall_rate of a window of training
-    episodes (one per simulation) fall, down when more than lower_above_fall_rate do."""
+    episodes (one per simulation) fail, down when more than lower_above_fall_rate do. An
+    episode fails when the robot falls or, walking, covers less than
+    min_progress_fraction of its commanded distance: a robot that holds its ground
+    without towing the cart does not raise the load (it did in the first runs)."""
     resistance_spread: tuple[float, float] = (0.2, 1.0)
     """Each training episode's rolling resistance: a uniform fraction of the level."""
     damping_n_s_m: tuple[float, float] = (0.0, 50.0)
@@ -55,6 +66,10 @@ class LoadConfig:
             )
         if not 0.0 <= self.raise_below_fall_rate <= self.lower_above_fall_rate <= 1.0:
             raise ValueError("load: need 0 <= raise_below_fall_rate <= lower_above_fall_rate <= 1")
+        if not 0.0 <= self.min_progress_fraction <= 1.0:
+            raise ValueError(
+                f"load.min_progress_fraction must lie in [0, 1], got {self.min_progress_fraction}"
+            )
         for name in ("resistance_spread", "damping_n_s_m", "spring_n_m"):
             low, high = getattr(self, name)
             if not 0.0 <= low <= high:
@@ -69,7 +84,7 @@ class CommandConfig:
     start; the yaw-rate command steers the heading back to the rails (world x)."""
 
     forward_prob: float = 0.5
-    speed_m_s: tuple[float, float] = (0.0, 0.6)
+    speed_m_s: tuple[float, float] = (0.0, 0.5)
     """Training: commanded speed, uniform per episode (0: stand and hold the load)."""
     start_delay_s: float = 1.0
     """The command is zero for this long at the start of every episode."""
@@ -122,8 +137,13 @@ class G1PullConfig(G1Config):
     eval_pull: EvalPullConfig = field(default_factory=EvalPullConfig)
     lin_vel_sigma_m_s: float = 0.25
     yaw_rate_sigma: float = 0.5
-    feet_air_time_s: float = 0.4
+    feet_air_time_s: float = 0.3
     """feet_air_time pays (air time - this) at every touchdown while a speed is commanded."""
+    gait_period_s: float = 0.8
+    stance_fraction: float = 0.55
+    swing_height_m: float = 0.08
+    """The gait clock (gait.py): period, each leg's stance share, and the sole height
+    feet_swing_height asks of a swinging foot."""
     reward_weights: dict[str, float] = field(
         default_factory=lambda: {
             **G1_REWARD_WEIGHTS,
@@ -131,6 +151,8 @@ class G1PullConfig(G1Config):
             "track_lin_vel": 1.5,
             "track_yaw_rate": 0.5,
             "feet_air_time": 1.0,
+            "feet_phase_contact": 1.0,
+            "feet_swing_height": -20.0,
         }
     )
 
@@ -138,6 +160,11 @@ class G1PullConfig(G1Config):
         super().validate()
         if self.lin_vel_sigma_m_s <= 0 or self.yaw_rate_sigma <= 0:
             raise ValueError("lin_vel_sigma_m_s and yaw_rate_sigma must be positive")
+        if self.gait_period_s <= 0 or not 0.0 < self.stance_fraction < 1.0:
+            raise ValueError(
+                f"gait: need gait_period_s > 0 and 0 < stance_fraction < 1, got "
+                f"{self.gait_period_s}, {self.stance_fraction}"
+            )
         if self.eval_pull.hold_s > self.eval_episode_s - self.command.start_delay_s:
             raise ValueError(
                 f"eval_pull.hold_s={self.eval_pull.hold_s} does not fit in an evaluation "

@@ -22,7 +22,7 @@ from simreal.sim.engine import sensor_view
 from simreal.tasks.env import RewardTerm
 from simreal.tasks.g1_force.curriculum import FallRateCurriculum
 from simreal.tasks.g1_force.env import ROBOT_QPOS, G1Env
-from simreal.tasks.g1_pull import rewards
+from simreal.tasks.g1_pull import gait, rewards
 from simreal.tasks.g1_pull.config import G1PullConfig
 from simreal.tasks.g1_pull.metrics import held_force
 from simreal.tasks.g1_pull.observations import (
@@ -207,6 +207,7 @@ class G1PullEnv(G1Env):
         )
         obs, critic = super().observe()
         command = command_observation(self.command, self.direction)
+        clock = gait.clock_observation(self.phase(), self.walking())
         load = np.stack(
             [
                 self.tension,
@@ -218,8 +219,19 @@ class G1PullEnv(G1Env):
             axis=1,
         )
         return (
-            np.concatenate([obs, command], axis=1, dtype=np.float32),
-            np.concatenate([critic, command, load], axis=1, dtype=np.float32),
+            np.concatenate([obs, command, clock], axis=1, dtype=np.float32),
+            np.concatenate([critic, command, load, clock], axis=1, dtype=np.float32),
+        )
+
+    def walking(self) -> np.ndarray:
+        """(N,) bool: a walking speed is commanded now."""
+        return np.abs(self.command[:, 0]) > WALKING_SPEED_M_S
+
+    def phase(self) -> np.ndarray:
+        """(N,) the gait clock's left-leg phase (gait.py)."""
+        c = self.cfg
+        return gait.gait_phase(
+            self.episode_step * self.control_dt, c.command.start_delay_s, c.gait_period_s
         )
 
     def base_yaw_rate(self) -> np.ndarray:
@@ -238,9 +250,13 @@ class G1PullEnv(G1Env):
                 env.base_yaw_rate(), env.command[:, 2], c.yaw_rate_sigma
             ),
             "feet_air_time": lambda env: rewards.feet_air_time(
-                env.touchdown_air_time,
-                c.feet_air_time_s,
-                np.abs(env.command[:, 0]) > WALKING_SPEED_M_S,
+                env.touchdown_air_time, c.feet_air_time_s, env.walking()
+            ),
+            "feet_phase_contact": lambda env: rewards.feet_phase_contact(
+                env.foot_contact(), gait.stance(env.phase(), env.walking(), c.stance_fraction)
+            ),
+            "feet_swing_height": lambda env: rewards.feet_swing_height(
+                env.foot_pos[..., 2], env.foot_contact(), c.swing_height_m, env.walking()
             ),
         }
 
@@ -272,5 +288,15 @@ class G1PullEnv(G1Env):
         }
         if not self.cfg.evaluation:
             out["load_resistance_level_n"] = np.full(ids.size, self.curriculum.level)
-            self.curriculum.record(fell, window=self.num_sims)
+            self.curriculum.record(fell | self.fell_short(ids), window=self.num_sims)
         return out
+
+    def fell_short(self, ids: np.ndarray) -> np.ndarray:
+        """Walking episodes of `ids` whose pelvis covered less than min_progress_fraction
+        of the commanded distance along the pull direction (the cart held it back)."""
+        steps = self.episode_step[ids]
+        walk_s = np.maximum(steps * self.control_dt - self.cfg.command.start_delay_s, 0.0)
+        commanded = self.speed[ids] * walk_s
+        progress = self.progress_trace[ids, np.minimum(steps, self.max_episode_steps)]
+        walking = self.speed[ids] > WALKING_SPEED_M_S
+        return walking & (progress < self.cfg.load.min_progress_fraction * commanded)

@@ -1,7 +1,8 @@
 """Observation terms `g1-pull` adds to g1-force's, appended at the end of each layout so
 that a g1-force policy extends to g1-pull (`simreal train --init-from`): the policy sees
-g1-force's 93 values, then the walking command; the critic sees g1-force's critic
-observation, then the command, then the load's privileged terms."""
+g1-force's 93 values, then the walking command, then the gait clock; the critic sees
+g1-force's critic observation, then the command, the load's privileged terms and the
+gait clock (appended last so that g1-pull runs from before the clock still warm-start)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,10 @@ COMMAND_OBSERVATION: tuple[tuple[str, int], ...] = (
 """command_velocity: commanded (vx, vy) in m/s in the heading frame and yaw rate in rad/s;
 pull_direction: +1 pulling forward (load behind), -1 pulling backward (load in front)."""
 
+GAIT_OBSERVATION: tuple[tuple[str, int], ...] = (("gait_phase", 2),)
+"""gait_phase: (sin, cos) of the gait clock's left-leg phase 2 pi phi while walking is
+commanded, (0, 0) while standing (gait.py). The right leg runs half a period behind."""
+
 LOAD_OBSERVATION: tuple[tuple[str, int], ...] = (
     ("rope_tension", 1),
     ("load_resistance_n", 1),
@@ -26,9 +31,13 @@ LOAD_OBSERVATION: tuple[tuple[str, int], ...] = (
 """Critic-only: rope tension (N), the cart's rolling resistance (N), damping (N s/m),
 spring stiffness (N/m) and velocity along the rails (m/s)."""
 
-PULL_POLICY_OBSERVATION = POLICY_OBSERVATION + COMMAND_OBSERVATION
+PULL_POLICY_OBSERVATION = POLICY_OBSERVATION + COMMAND_OBSERVATION + GAIT_OBSERVATION
 PULL_CRITIC_OBSERVATION = (
-    POLICY_OBSERVATION + PRIVILEGED_OBSERVATION + COMMAND_OBSERVATION + LOAD_OBSERVATION
+    POLICY_OBSERVATION
+    + PRIVILEGED_OBSERVATION
+    + COMMAND_OBSERVATION
+    + LOAD_OBSERVATION
+    + GAIT_OBSERVATION
 )
 
 

@@ -27,3 +27,19 @@ def feet_air_time(
         np.sum(np.where(touchdown_air_time > 0, touchdown_air_time - target_s, 0.0), axis=1)
         * walking
     )
+
+
+def feet_phase_contact(contact: np.ndarray, stance: np.ndarray) -> np.ndarray:
+    """Fraction of feet (contact (N, 2) 0/1) whose ground contact matches the gait clock's
+    stance (N, 2) bool: a periodic gait to lock on to, which a stepping reward alone
+    found only after tens of millions of steps (the legged_gym/unitree_rl_gym recipe)."""
+    return np.mean((contact > 0) == stance, axis=1)
+
+
+def feet_swing_height(
+    foot_height: np.ndarray, contact: np.ndarray, target_m: float, walking: np.ndarray
+) -> np.ndarray:
+    """Squared error (m^2) of swinging feet's sole height (N, 2) from target_m, summed,
+    while a speed is commanded: steps clear the floor without high kicks."""
+    swing = (contact == 0) * walking[:, None]
+    return np.sum(np.square(foot_height - target_m) * swing, axis=1)

@@ -1,0 +1,117 @@
+"""Policy transfer to a perturbed virtual G1, with and without calibration (issue 5's last
+number).
+
+A hidden whole-body perturbation (`random_perturbation`, all 29 joints, one seed) stands
+for the real robot. Two steps:
+
+`calibrate`: every joint group is excited on the virtual robot carrying the hidden
+perturbation, and `joint-offsets`, `actuators` (and once `imu`) fit one overlay from
+those logs alone, as `simreal calibrate` does on a robot. Writes FOLDER/truth.yaml (the
+hidden robot, for evaluation only) and FOLDER/overlay.yaml (what the routines found).
+
+`evaluate`: the nominal policy (trained without an overlay) and the calibrated policy
+(trained with `--calibration FOLDER/overlay.yaml`, same budget) are each evaluated
+twice with `simreal eval`: on the model they were trained on (their simulated peak) and
+on the perturbed robot (`--calibration FOLDER/truth.yaml`). Printed and written: both
+peaks per direction and how much of its simulated peak each policy keeps.
+
+    python bench/g1_policy_transfer.py calibrate FOLDER [--seed 7]
+    python bench/g1_policy_transfer.py evaluate FOLDER --nominal RUN --calibrated RUN
+        [--episodes 32] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import yaml
+
+from simreal.calibration import routines
+from simreal.calibration.excite import GROUPS, ExcitationConfig
+from simreal.calibration.perturbation import random_perturbation
+from simreal.robots.g1 import JOINT_NAMES
+from simreal.robots.g1.overlay import parse_overlay
+
+PEAKS = ("peak_pull_force_backward_n", "peak_pull_force_forward_n")
+
+
+def calibrate(folder: Path, seed: int) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    truth = random_perturbation(seed, JOINT_NAMES)
+    (folder / "truth.yaml").write_text(yaml.safe_dump(truth, sort_keys=False))
+    hidden = parse_overlay(truth)
+    out = folder / "overlay.yaml"
+    out.unlink(missing_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        for group in GROUPS:
+            log = Path(tmp) / group
+            routines.excite(ExcitationConfig(group=group), log, hidden)
+            routines.joint_offsets(log, group, out, None)
+            routines.actuators(log, group, out, None)
+            if group == "left_leg":
+                routines.imu(log, out, None)
+            print(f"calibrated {group}", flush=True)
+    print(f"wrote {folder / 'truth.yaml'} (hidden) and {out} (fitted)")
+
+
+def simreal_eval(run: str, episodes: int, calibration: Path | None) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "eval.json"
+        cmd = ["simreal", "eval", run, "--episodes", str(episodes), "--json", str(out)]
+        if calibration is not None:
+            cmd += ["--calibration", str(calibration)]
+        print("$", " ".join(cmd), flush=True)
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+        return json.loads(out.read_text())
+
+
+def evaluate(folder: Path, nominal: str, calibrated: str, episodes: int) -> dict:
+    truth = folder / "truth.yaml"
+    report = {}
+    for name, run in (("nominal", nominal), ("calibrated", calibrated)):
+        sim = simreal_eval(run, episodes, None)
+        robot = simreal_eval(run, episodes, truth)
+        entry = {"run": run}
+        for key in (*PEAKS, "fall_rate"):
+            entry[f"sim_{key}"] = sim[key]
+            entry[f"robot_{key}"] = robot[key]
+        for key in PEAKS:
+            entry[f"kept_{key}"] = robot[key] / sim[key] if sim[key] > 0 else None
+            entry[f"lost_{key}"] = sim[key] - robot[key]
+        report[name] = entry
+    return report
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="step", required=True)
+    c = sub.add_parser("calibrate")
+    c.add_argument("folder", type=Path)
+    c.add_argument("--seed", type=int, default=7)
+    e = sub.add_parser("evaluate")
+    e.add_argument("folder", type=Path)
+    e.add_argument("--nominal", required=True, help="run (or ONNX) trained without an overlay")
+    e.add_argument("--calibrated", required=True, help="run trained with FOLDER/overlay.yaml")
+    e.add_argument("--episodes", type=int, default=32)
+    e.add_argument("--json", type=Path)
+    args = p.parse_args(argv)
+    if args.step == "calibrate":
+        calibrate(args.folder, args.seed)
+        return
+    report = {
+        "command": "python bench/g1_policy_transfer.py " + " ".join(sys.argv[1:]),
+        **evaluate(args.folder, args.nominal, args.calibrated, args.episodes),
+    }
+    text = json.dumps(report, indent=2)
+    if args.json:
+        args.json.write_text(text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

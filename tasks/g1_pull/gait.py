@@ -1,0 +1,35 @@
+"""The gait clock of `g1-pull`: a periodic reference for when each foot should be on the
+ground while the robot walks.
+
+With t the episode time, t0 the end of the standing start and T the gait period, the
+left leg's phase is phi_L = ((t - t0) / T) mod 1 and the right leg's
+phi_R = (phi_L + 1/2) mod 1; a leg is in stance while its phase is below the stance
+fraction s (s > 1/2 gives a double-support share of 2 s - 1 of the period). While no
+walking speed is commanded both legs are in stance and the clock reads (0, 0).
+The policy sees (sin 2 pi phi_L, cos 2 pi phi_L); the reward asks the feet's contacts to
+match the stance pattern (rewards.feet_phase_contact). Humanoid locomotion recipes
+(legged_gym's humanoids, unitree_rl_gym's G1) use the same clock: without it PPO on this
+task learnt to stand still and shuffle for millions of steps.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def gait_phase(t: np.ndarray, start_s: float, period_s: float) -> np.ndarray:
+    """(N,) left-leg phase in [0, 1) at episode times t (N,)."""
+    return np.mod((t - start_s) / period_s, 1.0)
+
+
+def stance(phase: np.ndarray, walking: np.ndarray, stance_fraction: float) -> np.ndarray:
+    """(N, 2) bool: left and right foot expected on the ground."""
+    legs = np.stack([phase, np.mod(phase + 0.5, 1.0)], axis=1)
+    return (legs < stance_fraction) | ~walking[:, None]
+
+
+def clock_observation(phase: np.ndarray, walking: np.ndarray) -> np.ndarray:
+    """(N, 2) float32: (sin, cos) of 2 pi phase while walking, (0, 0) otherwise."""
+    angle = 2.0 * np.pi * phase
+    clock = np.stack([np.sin(angle), np.cos(angle)], axis=1) * walking[:, None]
+    return clock.astype(np.float32)
