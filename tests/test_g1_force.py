@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
+import mujoco
 import numpy as np
 import pytest
 
@@ -202,3 +203,16 @@ def test_actions_beyond_one_reach_the_pd_targets_up_to_the_clip_and_joint_limits
     env.step(action)
     target = min(DEFAULT_JOINT_POS[knee] + env.action_clip * scale, env.joint_upper[knee])
     assert env.ctrl_target[0, knee] == pytest.approx(target)
+
+
+def test_integrator_and_timestep_are_task_options_for_sim_to_sim_checks():
+    env = make(2, integrator="RK4", physics_dt=0.004, decimation=5, evaluation=True)
+    assert env.engine.model.opt.integrator == mujoco.mjtIntegrator.mjINT_RK4
+    assert env.engine.model.opt.timestep == pytest.approx(0.004)
+    assert env.control_dt == pytest.approx(0.02)
+    env.reset()
+    for _ in range(10):
+        step = env.step(np.zeros((2, 29)))
+    assert np.isfinite(step.obs).all() and not step.terminated.any()
+    with pytest.raises(ValueError, match="integrator 'Verlet'"):
+        G1ForceConfig(integrator="Verlet").validate()

@@ -122,19 +122,28 @@ def _sensors() -> str:
     return "\n".join(lines)
 
 
+INTEGRATORS = ("implicitfast", "Euler", "RK4", "implicit")
+
+
 def build_mjcf(
     physics_dt: float = 0.005,
     floor: bool = True,
     body_floor_contact: bool = False,
     visual_geoms: bool = True,
+    integrator: str = "implicitfast",
 ) -> str:
     """Return an MJCF string: the G1 on a free joint named `pelvis`, over a floor.
+
+    `integrator` is MuJoCo's (implicitfast by default; Euler, RK4 or implicit for a
+    sim-to-sim check of a policy against a different integration scheme).
 
     The keyframe `stand` holds DEFAULT_JOINT_POS (as qpos and as the PD targets) with
     the soles resting on the floor. Visual geoms (group 2) repeat the collision
     primitives (group 3) and need no meshes; training can drop them
     (`visual_geoms=False`): half the geoms, a cheaper step, the same physics.
     """
+    if integrator not in INTEGRATORS:
+        raise ValueError(f"integrator {integrator!r}: choose one of {INTEGRATORS}")
     height = standing_height(DEFAULT_JOINT_POS)
     floor_affinity = 3 if body_floor_contact else 1
     floor_xml = (
@@ -148,7 +157,7 @@ def build_mjcf(
     stand_qpos = _v((0.0, 0.0, height, 1.0, 0.0, 0.0, 0.0, *DEFAULT_JOINT_POS))
     return f"""<mujoco model="unitree_g1">
   <compiler angle="radian" autolimits="true" inertiafromgeom="false"/>
-  <option timestep="{physics_dt:.9g}" integrator="implicitfast" iterations="10" ls_iterations="6"/>
+  <option timestep="{physics_dt:.9g}" integrator="{integrator}" iterations="10" ls_iterations="6"/>
   <visual><global offwidth="640" offheight="480"/></visual>
   <default>
     <default class="visual">

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from simreal.robots.g1.mjcf import INTEGRATORS
 from simreal.robots.g1.overlay import Overlay, OverlayError, load_overlay
 
 REWARD_TERMS = (
@@ -153,6 +154,9 @@ class G1Config:
 
     physics_dt: float = 0.005
     decimation: int = 4
+    integrator: str = "implicitfast"
+    """MuJoCo integrator of the robot's model (sim-to-sim checks evaluate a policy under
+    another integrator and timestep: `--set task.integrator=RK4 --set task.physics_dt=...`)."""
     episode_s: float = 20.0
     eval_episode_s: float = 8.0
     """Evaluation episodes (g1-force: long enough to settle after the push and show a late
@@ -189,6 +193,8 @@ class G1Config:
     def validate(self) -> None:
         if self.physics_dt <= 0 or self.decimation < 1:
             raise ValueError("physics_dt must be positive and decimation >= 1")
+        if self.integrator not in INTEGRATORS:
+            raise ValueError(f"integrator {self.integrator!r}: choose one of {INTEGRATORS}")
         if self.episode_s <= 0 or self.eval_episode_s <= 0:
             raise ValueError("episode_s and eval_episode_s must be positive")
         unknown = set(self.reward_weights) - set(self.reward_term_names)

@@ -138,7 +138,12 @@ class G1Env(TaskEnv):
 
     def scene_mjcf(self, cfg: G1Config) -> str:
         """The MuJoCo scene: the G1 on a floor (its body may touch the floor when it falls)."""
-        return build_mjcf(cfg.physics_dt, body_floor_contact=True, visual_geoms=cfg.evaluation)
+        return build_mjcf(
+            cfg.physics_dt,
+            body_floor_contact=True,
+            visual_geoms=cfg.evaluation,
+            integrator=cfg.integrator,
+        )
 
     def _read_model(self, model: mujoco.MjModel) -> None:
         """Ids, nominal model fields, PD tables and the FAT2 reference geometry."""

@@ -93,7 +93,9 @@ class G1PullEnv(G1Env):
         self.hold_steps = max(1, round(cfg.eval_pull.hold_s / self.control_dt))
 
     def scene_mjcf(self, cfg: G1PullConfig) -> str:
-        scene = build_pull_scene(cfg.load, cfg.physics_dt, visual_geoms=cfg.evaluation)
+        scene = build_pull_scene(
+            cfg.load, cfg.physics_dt, visual_geoms=cfg.evaluation, integrator=cfg.integrator
+        )
         self.scene_hand_pos = scene.hand_pos
         self.hands_x = float(scene.hand_pos[:, 0].mean())
         self.cart_offset_m = scene.cart_offset_m

@@ -57,11 +57,15 @@ class PullScene:
     short of taut (each strand rope_length_m - rope_slack_m long)."""
 
 
-def build_pull_scene(load: LoadConfig, physics_dt: float, visual_geoms: bool) -> PullScene:
+def build_pull_scene(
+    load: LoadConfig, physics_dt: float, visual_geoms: bool, integrator: str = "implicitfast"
+) -> PullScene:
     """The scene; its `stand` keyframe has the cart ahead of the robot, as when pulling
     backward."""
     spec = mujoco.MjSpec.from_string(
-        build_mjcf(physics_dt, body_floor_contact=True, visual_geoms=visual_geoms)
+        build_mjcf(
+            physics_dt, body_floor_contact=True, visual_geoms=visual_geoms, integrator=integrator
+        )
     )
     model = spec.compile()
     data = mujoco.MjData(model)
