@@ -30,7 +30,14 @@ from simreal.tasks.g1_pull import (
     G1PullEnv,
     held_force,
 )
-from simreal.tasks.g1_pull.gait import clock_observation, gait_phase, stance
+from simreal.tasks.g1_pull.env import LEG_REFERENCE_JOINTS
+from simreal.tasks.g1_pull.gait import (
+    clock_observation,
+    gait_phase,
+    leg_reference,
+    stance,
+    swing_lift,
+)
 from simreal.tasks.g1_pull.observations import GAIT_OBSERVATION, walking_command
 from simreal.tasks.g1_pull.rewards import feet_air_time, track_lin_vel, track_yaw_rate
 from simreal.training import warm_start_weights
@@ -87,6 +94,32 @@ def test_gait_clock_alternates_the_legs_and_stands_when_not_walking():
     clock = clock_observation(phase, walking)
     np.testing.assert_allclose(clock[:4], [[0, 1], [1, 0], [0, -1], [-1, 0]], atol=1e-6)
     np.testing.assert_array_equal(clock[4], [0, 0])
+
+
+def test_gait_reference_lifts_the_swing_leg_only_while_walking():
+    phase = np.array([0.0, 0.775, 0.275, 0.775])
+    walking = np.array([True, True, True, False])
+    lift = swing_lift(phase, walking, stance_fraction=0.55)
+    # left swings over phases 0.55-1 (mid-swing at 0.775), the right half a period later
+    np.testing.assert_allclose(lift, [[0, 0], [1, 0], [0, 1], [0, 0]], atol=1e-12)
+    ref = leg_reference(lift, 0.3)
+    np.testing.assert_allclose(ref[1, 0], [-0.3, 0.6, -0.3])
+    assert not ref[1, 1].any()
+
+    env = make(2, gait_reference_rad=0.3)
+    env.reset()
+    env.command[:, 0] = [0.3, 0.0]  # the first walks, the second stands
+    env.episode_step[:] = round((env.cfg.command.start_delay_s + 0.775 * 0.8) / env.control_dt)
+    target = env.command_from_action(np.zeros((2, 29)))
+    offset = target - env.default_joint_pos
+    left = LEG_REFERENCE_JOINTS[0]
+    lift = swing_lift(env.phase()[:1], np.array([True]), 0.55)
+    np.testing.assert_allclose(offset[0, left], leg_reference(lift, 0.3)[0, 0], atol=1e-9)
+    assert lift[0, 0] > 0.9 and offset[0, left[1]] > 0.5 and not offset[1].any()
+    meta = env.deployment_metadata()
+    assert meta["gait_reference_rad"] == 0.3 and meta["gait_period_s"] == 0.8
+    with pytest.raises(ValueError, match="gait_reference_rad"):
+        G1PullConfig(gait_reference_rad=-0.1).validate()
 
 
 def test_curriculum_counts_a_walk_that_the_cart_held_back_as_a_failure():

@@ -144,6 +144,11 @@ class G1PullConfig(G1Config):
     swing_height_m: float = 0.08
     """The gait clock (gait.py): period, each leg's stance share, and the sole height
     feet_swing_height asks of a swinging foot."""
+    gait_reference_rad: float = 0.0
+    """Amplitude a of an open-loop stepping pattern added to the policy's joint targets
+    while walking (gait.leg_reference: hip pitch -a, knee +2a, ankle pitch -a times the
+    swing lift): the action becomes a residual on stepping in place, so the policy need
+    not discover stepping before it can learn to walk with the load. 0: no reference."""
     reward_weights: dict[str, float] = field(
         default_factory=lambda: {
             **G1_REWARD_WEIGHTS,
@@ -160,6 +165,8 @@ class G1PullConfig(G1Config):
         super().validate()
         if self.lin_vel_sigma_m_s <= 0 or self.yaw_rate_sigma <= 0:
             raise ValueError("lin_vel_sigma_m_s and yaw_rate_sigma must be positive")
+        if self.gait_reference_rad < 0:
+            raise ValueError(f"gait_reference_rad must be >= 0, got {self.gait_reference_rad}")
         if self.gait_period_s <= 0 or not 0.0 < self.stance_fraction < 1.0:
             raise ValueError(
                 f"gait: need gait_period_s > 0 and 0 < stance_fraction < 1, got "

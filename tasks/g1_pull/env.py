@@ -18,6 +18,7 @@ from typing import ClassVar
 import mujoco
 import numpy as np
 
+from simreal.robots.g1 import JOINT_NAMES
 from simreal.sim.engine import sensor_view
 from simreal.tasks.env import RewardTerm
 from simreal.tasks.g1_force.curriculum import FallRateCurriculum
@@ -42,6 +43,16 @@ from simreal.tasks.rotations import quat_to_matrix
 
 WALKING_SPEED_M_S = 0.05
 """A commanded speed above this asks for steps (feet_air_time pays)."""
+LEG_REFERENCE_JOINTS = np.array(
+    [
+        [
+            JOINT_NAMES.index(f"{side}_{joint}_joint")
+            for joint in ("hip_pitch", "knee", "ankle_pitch")
+        ]
+        for side in ("left", "right")
+    ]
+)
+"""(2, 3) SDK indices of the joints the gait reference moves, per leg."""
 
 
 class G1PullEnv(G1Env):
@@ -224,6 +235,28 @@ class G1PullEnv(G1Env):
             np.concatenate([obs, command, clock], axis=1, dtype=np.float32),
             np.concatenate([critic, command, load, clock], axis=1, dtype=np.float32),
         )
+
+    def command_from_action(self, action: np.ndarray) -> np.ndarray:
+        """g1-force's targets plus the gait reference while walking (config
+        gait_reference_rad; none at 0), within the joint limits."""
+        a = self.cfg.gait_reference_rad
+        if a == 0.0:
+            return super().command_from_action(action)
+        target = self.default_joint_pos + self.action_scale * action
+        lift = gait.swing_lift(self.phase(), self.walking(), self.cfg.stance_fraction)
+        target[:, LEG_REFERENCE_JOINTS] += gait.leg_reference(lift, a)
+        return np.clip(target, self.joint_lower, self.joint_upper)
+
+    def deployment_metadata(self) -> dict:
+        """The gait clock and reference a deployment must add to the policy's targets."""
+        c = self.cfg
+        return {
+            **super().deployment_metadata(),
+            "gait_period_s": c.gait_period_s,
+            "stance_fraction": c.stance_fraction,
+            "gait_reference_rad": c.gait_reference_rad,
+            "gait_start_s": c.command.start_delay_s,
+        }
 
     def walking(self) -> np.ndarray:
         """(N,) bool: a walking speed is commanded now."""

@@ -33,3 +33,20 @@ def clock_observation(phase: np.ndarray, walking: np.ndarray) -> np.ndarray:
     angle = 2.0 * np.pi * phase
     clock = np.stack([np.sin(angle), np.cos(angle)], axis=1) * walking[:, None]
     return clock.astype(np.float32)
+
+
+def swing_lift(phase: np.ndarray, walking: np.ndarray, stance_fraction: float) -> np.ndarray:
+    """(N, 2) in [0, 1]: how far each leg (left, right) is through its swing, as
+    sin(pi u) with u the swing progress; 0 in stance and while standing."""
+    legs = np.stack([phase, np.mod(phase + 0.5, 1.0)], axis=1)
+    u = np.clip((legs - stance_fraction) / (1.0 - stance_fraction), 0.0, 1.0)
+    return np.sin(np.pi * u) * (legs >= stance_fraction) * walking[:, None]
+
+
+def leg_reference(lift: np.ndarray, amplitude_rad: float) -> np.ndarray:
+    """(N, 2, 3) joint-target offsets (hip pitch, knee, ankle pitch) per leg: the thigh
+    swings forward by a * lift, the knee bends by 2 a * lift and the ankle pitches by
+    -a * lift, so the sole stays parallel to the pelvis and rises by about
+    (l_thigh + l_shank)(1 - cos a) at mid-swing (6 cm for a = 0.45 rad on the G1)."""
+    pattern = np.array([-1.0, 2.0, -1.0]) * amplitude_rad
+    return lift[..., None] * pattern
