@@ -170,13 +170,16 @@ def fit_gains(log: HungLog, joints: tuple[str, ...], max_latency_ms: float = 30.
 
 
 class _InverseDynamics:
-    """M a + bias of the nominal hung G1 at logged states, for trial encoder offsets."""
+    """M a + bias of the nominal hung G1 at logged states, for trial encoder offsets.
+    `known` (29,) holds the encoder offsets already known for the joints outside the
+    group (0 where unknown): the group's gravity load depends on where the rest of the
+    body truly is."""
 
-    def __init__(self, log: HungLog, idx: np.ndarray, rows: np.ndarray):
+    def __init__(self, log: HungLog, idx: np.ndarray, rows: np.ndarray, known: np.ndarray):
         sim = hung_g1(log.dt)
         self.model, self.data, self.sim = sim.model, sim.data, sim
         self.idx, self.rows = idx, rows
-        self.q = log.q[rows - 1]
+        self.q = log.q[rows - 1] - known
         self.dq = log.dq[rows - 1]
         self.acc = (log.dq[rows] - log.dq[rows - 1]) / log.dt
 
@@ -243,8 +246,15 @@ def fit_dynamics(
     gains: GainFit,
     stride: int = 2,
     cutoff_hz: float | None = None,
+    known_offsets: dict[str, float] | None = None,
 ) -> DynamicsFit:
     """Encoder offsets, armature, viscous and Coulomb friction of `joints`.
+
+    `known_offsets`: encoder offsets of other joints (e.g. groups calibrated before).
+    The hung rigid-body model places those joints at logged angle minus offset; joints
+    not named are taken as nominal. On a robot whose every joint is off, a group fitted
+    with the rest assumed nominal absorbs their error (the waist and arms carry each
+    other: 0.04 rad offset errors over one pass, bench/g1_policy_transfer.py).
 
     Raises CalibrationError when a joint slid too little for friction and armature, or
     when the log reaches a joint limit; encoder offsets the log cannot see are held at
@@ -254,7 +264,11 @@ def fit_dynamics(
     log = smoothed(log, cutoff_hz)
     first = round(0.25 / log.dt) + int(np.ceil(gains.latency_ticks)) + 1
     rows = np.arange(first, len(log.t), stride)
-    inv = _InverseDynamics(log, idx, rows)
+    known = np.zeros(len(JOINT_NAMES))
+    for name, offset in (known_offsets or {}).items():
+        if name not in joints:
+            known[JOINT_NAMES.index(name)] = offset
+    inv = _InverseDynamics(log, idx, rows, known)
     kd_applied = blended(log.cmd["kd"], gains.latency_ticks)[rows][:, idx]
     kd_eff = kd_applied * np.array([gains.kd_scale[n].value for n in joints])
     acc, v_prev, v_next = inv.acc[:, idx], log.dq[rows - 1][:, idx], log.dq[rows][:, idx]

@@ -15,7 +15,7 @@ from simreal.calibration.imu import fit_imu
 from simreal.calibration.logdata import load_hung_log
 from simreal.calibration.overlay_file import update_overlay
 from simreal.calibration.report import plot_joint_responses
-from simreal.robots.g1.overlay import JointOverlay, Overlay
+from simreal.robots.g1.overlay import JointOverlay, Overlay, load_overlay
 
 JOINT_SERIES = ("joint_position", "joint_velocity", "joint_effort", "command")
 UNIDENTIFIED_BY_EXCITATION = ("torque_limit_scale",)
@@ -61,13 +61,31 @@ def _group_of(log_joints: tuple[str, ...] | None, group: str) -> tuple[str, ...]
     return GROUPS[group] if log_joints is None else log_joints
 
 
-def _fit_joints(log_path: Path, joints: tuple[str, ...], routine: str, lowpass_hz: float | None):
+def _fit_joints(
+    log_path: Path, joints: tuple[str, ...], routine: str, lowpass_hz: float | None, out: Path
+):
+    """Gains and dynamics of `joints`; the encoder offsets the overlay at `out` already
+    holds for other joints (groups calibrated before into the same file) place the rest
+    of the body in the rigid-body model."""
     if lowpass_hz is not None and not lowpass_hz > 0:
         raise ValueError(f"lowpass_hz {lowpass_hz!r}: expected a frequency > 0 Hz or none")
     log = load_hung_log(log_path, JOINT_SERIES, routine)
     gains = fit_gains(log, joints)
-    dyn = fit_dynamics(log, joints, gains, cutoff_hz=lowpass_hz)
+    known = known_offsets(out, joints)
+    dyn = fit_dynamics(log, joints, gains, cutoff_hz=lowpass_hz, known_offsets=known)
     return log, gains, dyn
+
+
+def known_offsets(out: Path, joints: tuple[str, ...]) -> dict[str, float]:
+    """Encoder offsets in the overlay at `out` (if it exists) of joints outside `joints`."""
+    if not Path(out).is_file():
+        return {}
+    overlay = load_overlay(out)
+    return {
+        name: joint.encoder_offset
+        for name, joint in overlay.joints.items()
+        if name not in joints and joint.encoder_offset != 0.0
+    }
 
 
 def _overlay_from(joint_fields: dict[str, dict[str, Estimate]], latency_ms: float) -> Overlay:
@@ -110,7 +128,7 @@ def joint_offsets(
     fit (for a robot's noisy encoders; None for the noise-free virtual robot)."""
     start = time.perf_counter()
     joints = _group_of(None, group)
-    log, _gains, dyn = _fit_joints(log_path, joints, "joint-offsets", lowpass_hz)
+    log, _gains, dyn = _fit_joints(log_path, joints, "joint-offsets", lowpass_hz, out)
     fields = {n: {"encoder_offset": e} for n, e in dyn.encoder_offset.items()}
     update_overlay(out, joints=fields)
     result = Result(
@@ -130,7 +148,7 @@ def actuators(
     fit (for a robot's noisy encoders; None for the noise-free virtual robot)."""
     start = time.perf_counter()
     joints = _group_of(None, group)
-    log, gains, dyn = _fit_joints(log_path, joints, "actuators", lowpass_hz)
+    log, gains, dyn = _fit_joints(log_path, joints, "actuators", lowpass_hz, out)
     latency = Estimate(gains.latency_ticks * log.dt * 1e3, gains.latency_std_ticks * log.dt * 1e3)
     fields = {
         n: {

@@ -219,3 +219,34 @@ def test_noisy_log_low_passed_and_weak_offsets_reported(calibrated, tmp_path):
     fit = load_overlay(out)
     for n in LEG[:4]:
         assert abs(fit.joint(n).encoder_offset - truth["joints"][n]["encoder_offset"]) < 0.005
+
+
+def test_groups_fitted_into_one_overlay_use_each_others_offsets(tmp_path):
+    """A robot whose every joint is off: the waist carries the left arm and the arm hangs
+    from the torso the waist tilts, so each group fitted with the other assumed nominal
+    absorbs its error. Fitted again over the same logs, each fit reads the other's
+    offsets from the overlay (`routines.known_offsets`) and the errors shrink."""
+    groups = ("waist", "left_arm")
+    joints = GROUPS["waist"] + GROUPS["left_arm"]
+    truth = random_perturbation(7, joints)
+    for group in groups:
+        routines.excite(ExcitationConfig(group=group), tmp_path / group, parse_overlay(truth))
+    out = tmp_path / "overlay.yaml"
+
+    def arm_offset_error() -> float:
+        fit = load_overlay(out)
+        return max(
+            abs(fit.joint(n).encoder_offset - truth["joints"][n]["encoder_offset"])
+            for n in GROUPS["left_arm"]
+        )
+
+    errors = []
+    for _ in range(3):
+        for group in groups:
+            routines.joint_offsets(tmp_path / group, group, out, None)
+        errors.append(arm_offset_error())
+    assert routines.known_offsets(out, GROUPS["left_arm"]).keys() == {
+        "waist_roll_joint",
+        "waist_pitch_joint",
+    }
+    assert errors[0] > 0.005 and errors[2] < 0.005 and errors[2] < errors[0] / 3, errors
