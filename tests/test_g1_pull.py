@@ -36,6 +36,8 @@ from simreal.tasks.g1_pull.gait import (
     gait_phase,
     leg_reference,
     stance,
+    stride_reference,
+    stride_sweep,
     swing_lift,
 )
 from simreal.tasks.g1_pull.observations import GAIT_OBSERVATION, walking_command
@@ -120,6 +122,19 @@ def test_gait_reference_lifts_the_swing_leg_only_while_walking():
     assert meta["gait_reference_rad"] == 0.3 and meta["gait_period_s"] == 0.8
     with pytest.raises(ValueError, match="gait_reference_rad"):
         G1PullConfig(gait_reference_rad=-0.1).validate()
+
+
+def test_stride_reference_sweeps_the_stance_foot_back_and_scales_with_speed():
+    phase = np.array([0.0, 0.275, 0.55, 0.775, 0.275])
+    walking = np.array([True, True, True, True, False])
+    sweep = stride_sweep(phase, walking, stance_fraction=0.55)
+    # left: front (-1) at touchdown, under the pelvis mid-stance, back (+1) at lift-off,
+    # half way forward again mid-swing; the right leg is half a period behind
+    np.testing.assert_allclose(sweep[:4, 0], [-1.0, 0.0, 1.0, 0.0], atol=1e-12)
+    assert not sweep[4].any()
+    ref = stride_reference(sweep, np.array([0.3, 0.3, 0.3, -0.3, 0.3]), 0.37)
+    np.testing.assert_allclose(ref[2, 0], [0.111, 0.0, -0.111])  # hip back, ankle levels
+    np.testing.assert_allclose(ref[3], -stride_reference(sweep, np.full(5, 0.3), 0.37)[3])
 
 
 def test_curriculum_counts_a_walk_that_the_cart_held_back_as_a_failure():

@@ -149,6 +149,10 @@ class G1PullConfig(G1Config):
     while walking (gait.leg_reference: hip pitch -a, knee +2a, ankle pitch -a times the
     swing lift): the action becomes a residual on stepping in place, so the policy need
     not discover stepping before it can learn to walk with the load. 0: no reference."""
+    gait_stride_gain: float = 0.0
+    """rad per m/s: the reference also strides at the commanded speed
+    (gait.stride_reference; 0.37 matches the speed with the default clock). Acts only
+    with gait_reference_rad > 0."""
     reward_weights: dict[str, float] = field(
         default_factory=lambda: {
             **G1_REWARD_WEIGHTS,
@@ -165,8 +169,11 @@ class G1PullConfig(G1Config):
         super().validate()
         if self.lin_vel_sigma_m_s <= 0 or self.yaw_rate_sigma <= 0:
             raise ValueError("lin_vel_sigma_m_s and yaw_rate_sigma must be positive")
-        if self.gait_reference_rad < 0:
-            raise ValueError(f"gait_reference_rad must be >= 0, got {self.gait_reference_rad}")
+        if self.gait_reference_rad < 0 or self.gait_stride_gain < 0:
+            raise ValueError(
+                f"gait_reference_rad and gait_stride_gain must be >= 0, got "
+                f"{self.gait_reference_rad}, {self.gait_stride_gain}"
+            )
         if self.gait_period_s <= 0 or not 0.0 < self.stance_fraction < 1.0:
             raise ValueError(
                 f"gait: need gait_period_s > 0 and 0 < stance_fraction < 1, got "

@@ -243,8 +243,12 @@ class G1PullEnv(G1Env):
         if a == 0.0:
             return super().command_from_action(action)
         target = self.default_joint_pos + self.action_scale * action
-        lift = gait.swing_lift(self.phase(), self.walking(), self.cfg.stance_fraction)
-        target[:, LEG_REFERENCE_JOINTS] += gait.leg_reference(lift, a)
+        phase, walking, s = self.phase(), self.walking(), self.cfg.stance_fraction
+        reference = gait.leg_reference(gait.swing_lift(phase, walking, s), a)
+        if self.cfg.gait_stride_gain > 0.0:
+            sweep = gait.stride_sweep(phase, walking, s)
+            reference += gait.stride_reference(sweep, self.command[:, 0], self.cfg.gait_stride_gain)
+        target[:, LEG_REFERENCE_JOINTS] += reference
         return np.clip(target, self.joint_lower, self.joint_upper)
 
     def deployment_metadata(self) -> dict:
@@ -255,6 +259,7 @@ class G1PullEnv(G1Env):
             "gait_period_s": c.gait_period_s,
             "stance_fraction": c.stance_fraction,
             "gait_reference_rad": c.gait_reference_rad,
+            "gait_stride_gain": c.gait_stride_gain,
             "gait_start_s": c.command.start_delay_s,
         }
 

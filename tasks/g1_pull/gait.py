@@ -50,3 +50,25 @@ def leg_reference(lift: np.ndarray, amplitude_rad: float) -> np.ndarray:
     (l_thigh + l_shank)(1 - cos a) at mid-swing (6 cm for a = 0.45 rad on the G1)."""
     pattern = np.array([-1.0, 2.0, -1.0]) * amplitude_rad
     return lift[..., None] * pattern
+
+
+def stride_sweep(phase: np.ndarray, walking: np.ndarray, stance_fraction: float) -> np.ndarray:
+    """(N, 2) in [-1, 1] per leg: -1 to +1 through stance (the foot travels backward under
+    the pelvis when walking forward), +1 back to -1 through swing; 0 while standing."""
+    legs = np.stack([phase, np.mod(phase + 0.5, 1.0)], axis=1)
+    in_stance = legs < stance_fraction
+    u_stance = legs / stance_fraction
+    u_swing = (legs - stance_fraction) / (1.0 - stance_fraction)
+    sweep = np.where(in_stance, 2.0 * u_stance - 1.0, 1.0 - 2.0 * u_swing)
+    return sweep * walking[:, None]
+
+
+def stride_reference(sweep: np.ndarray, speed: np.ndarray, gain_rad_s_m: float) -> np.ndarray:
+    """(N, 2, 3) joint-target offsets (hip pitch, knee, ankle pitch) per leg for a stride
+    at the commanded forward speed (N,) m/s (negative: backward): the hip sweeps by
+    gain * speed * sweep and the ankle takes the opposite, keeping the sole level. With
+    stance share s, period T and leg length l, a foot under the pelvis travels
+    2 gain |v| l per stance of s T seconds, so gain = s T / (2 l) matches the speed
+    (0.37 rad s/m for s = 0.55, T = 0.8 s, l = 0.6 m)."""
+    hip = gain_rad_s_m * speed[:, None] * sweep
+    return np.stack([hip, np.zeros_like(hip), -hip], axis=-1)
