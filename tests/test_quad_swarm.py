@@ -12,6 +12,7 @@ from simreal.policies.export import export_onnx
 from simreal.policies.models import ActorCritic
 from simreal.tasks.quad_swarm import QuadSwarmConfig, QuadSwarmEnv
 from simreal.tasks.quad_swarm import observations as obs_terms
+from simreal.tasks.quad_swarm.geodesic import FloorGrid, path_distance
 from simreal.tasks.quad_swarm.scene import PARKED_Z
 
 
@@ -298,3 +299,38 @@ def test_padding_tokens_change_nothing_and_flags_stay_unnormalized():
         a = model.act_inference(torch.from_numpy(obs))
         b = model.act_inference(torch.from_numpy(noisy))
     torch.testing.assert_close(a, b)
+
+
+def test_path_distance_goes_round_columns_and_is_exact_in_free_space():
+    grid = FloorGrid(5.0, 0.1)
+    cells = np.arange(6) - 2.5
+    columns = np.stack(np.meshgrid(cells, cells, indexing="ij"), -1).reshape(-1, 2)
+    goals = np.array([[0.0, 4.0], [-2.5, 4.0]])
+    start = np.array([[[0.0, -4.0, 1.0], [-2.5, -4.0, 1.0]]])
+    goal = np.array([[[0.0, 4.0, 1.4], [-2.5, 4.0, 1.4]]])
+    empty = grid.distance_maps(grid.blocked(columns, np.zeros(36, bool), 0.3), goals)
+    full = grid.distance_maps(grid.blocked(columns, np.ones(36, bool), 0.3), goals)
+    straight = np.hypot(8.0, 0.4)
+    np.testing.assert_allclose(path_distance(empty[None], grid, start, goal), straight, atol=0.1)
+    blocked_line = path_distance(full[None], grid, start, goal)[0]
+    # x = 0 runs between two column rows: free; x = -2.5 runs through six columns: the path
+    # steps half a metre aside and back (0.32 m longer)
+    assert abs(blocked_line[0] - straight) < 0.1
+    assert 0.15 < blocked_line[1] - straight < 1.2
+    # a drone inside a column's keep-out still has a finite distance, a little more
+    inside = np.array([[[-2.5, -2.5, 1.0]]])
+    d = path_distance(full[None, 1:], grid, inside, goal[:, 1:])
+    assert np.isfinite(d).all() and d[0, 0] > 6.5
+
+
+def test_path_progress_reward_pays_for_the_way_round_not_through():
+    weights = {"path_progress": 1.0, "progress": 0.0}
+    env = make(2, num_drones=2, eval_density=0.8, reward_weights=weights, evaluation=True)
+    env.reset()
+    assert env.prev_path_dist.shape == (2, 2) and np.all(env.prev_path_dist > 5.0)
+    before = env.prev_path_dist.copy()
+    env.step(np.zeros((4, 3)))
+    # zero residuals fly the prior toward the goal: the path distance shrinks
+    assert np.all(env.prev_path_dist < before)
+    plain = make(2, num_drones=2)
+    assert plain.floor is None  # weight 0: no grid, no maps

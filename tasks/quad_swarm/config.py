@@ -12,6 +12,7 @@ GOAL_ASSIGNMENTS = ("lanes", "random")
 
 REWARD_TERMS = (
     "progress",
+    "path_progress",
     "approach",
     "distance",
     "at_goal",
@@ -75,9 +76,15 @@ class QuadSwarmConfig(QuadrotorConfig):
     crossing the room assigns them), so paths cross only where columns force detours;
     "random": any drone to any goal, the swap scenario, where most paths cross."""
     random_init_fraction: float = 0.0
+    path_cell_m: float = 0.1
+    """Cell size of the floor grid behind the path_progress reward (geodesic.py): metres
+    closed on the goal along the shortest path round the columns, which a drone stalled
+    in front of a column does not earn (weight 0 by default: the grid is then never
+    built)."""
     reward_weights: dict[str, float] = field(
         default_factory=lambda: {
             "progress": 2.0,
+            "path_progress": 0.0,
             "approach": 1.0,
             "distance": 0.0,
             "at_goal": 0.5,
@@ -117,6 +124,8 @@ class QuadSwarmConfig(QuadrotorConfig):
             raise ValueError("eval_density and curriculum densities must lie in [0, 0.9]")
         if self.obstacle_grid < 1 or self.obstacle_grid > 2 * self.room_half_size - 3:
             raise ValueError("obstacle_grid must leave at least 1.5 m free at each end of the room")
+        if not 0.02 <= self.path_cell_m <= 0.5:
+            raise ValueError(f"path_cell_m must lie in [0.02, 0.5] m, got {self.path_cell_m}")
         if self.neighbours < 1 or self.obstacles_seen < 1:
             raise ValueError("neighbours and obstacles_seen must be >= 1")
         unknown = set(self.reward_weights) - set(REWARD_TERMS)

@@ -19,6 +19,7 @@ from simreal.tasks.quad_hover.rewards import ang_vel
 from simreal.tasks.quad_swarm import observations as obs_terms
 from simreal.tasks.quad_swarm import rewards
 from simreal.tasks.quad_swarm.config import QuadSwarmConfig
+from simreal.tasks.quad_swarm.geodesic import FloorGrid, path_distance
 from simreal.tasks.quad_swarm.scene import PARKED_Z, build_scene
 from simreal.tasks.quadrotor.controller import mixer_matrix, rotor_thrusts
 from simreal.tasks.quadrotor.env import motor_metadata
@@ -84,6 +85,11 @@ class QuadSwarmEnv(TaskEnv):
         self.action = np.zeros((s, n, a))
         self.last_action = np.zeros((s, n, a))
         self.prev_goal_dist = np.zeros((s, n))
+        self.floor = None
+        if cfg.reward_weights.get("path_progress", 0.0) != 0.0:
+            self.floor = FloorGrid(cfg.room_half_size, cfg.path_cell_m)
+            self.path_maps = np.zeros((s, n, self.floor.n**2), dtype=np.float32)
+            self.prev_path_dist = np.zeros((s, n))
         self.collisions = np.zeros((s, n), dtype=bool)
         self.near_miss = np.zeros((s, n))
         self.collided = np.zeros(s, dtype=bool)
@@ -128,6 +134,7 @@ class QuadSwarmEnv(TaskEnv):
     def reward_terms(self) -> dict[str, RewardTerm]:
         return {
             "progress": lambda env: env._progress(),
+            "path_progress": lambda env: env._path_progress(),
             "approach": lambda env: rewards.approach(env.goal_dist).ravel(),
             "distance": lambda env: env.goal_dist.ravel(),
             "at_goal": lambda env: (env.goal_dist < env.cfg.goal_radius).astype(float).ravel(),
@@ -144,6 +151,24 @@ class QuadSwarmEnv(TaskEnv):
         progress = self.prev_goal_dist - dist
         self.prev_goal_dist = dist
         return progress.ravel()
+
+    def _path_progress(self) -> np.ndarray:
+        """Metres closed on the goal along the shortest path round the columns, per drone."""
+        dist = path_distance(self.path_maps, self.floor, self.pos, self.goal)
+        progress = self.prev_path_dist - dist
+        self.prev_path_dist = dist
+        return progress.ravel()
+
+    def _reset_path_maps(self, sim_ids: np.ndarray) -> None:
+        """Each drone's goal map around its room's columns (geodesic.py); a column blocks
+        cells within its radius, the drone's and 5 cm."""
+        clearance = self.cfg.obstacle_radius + self.params.collision_radius + 0.05
+        for i in sim_ids:
+            blocked = self.floor.blocked(self.columns_xy[i], self.column_present[i], clearance)
+            self.path_maps[i] = self.floor.distance_maps(blocked, self.goal[i, :, :2])
+        self.prev_path_dist[sim_ids] = path_distance(
+            self.path_maps[sim_ids], self.floor, self.start_pos[sim_ids], self.goal[sim_ids]
+        )
 
     def apply_action(self, action: np.ndarray) -> None:
         s, n = self.num_sims, self.agents_per_sim
@@ -296,6 +321,13 @@ class QuadSwarmEnv(TaskEnv):
         self.prev_goal_dist[sims, drones] = np.linalg.norm(
             self.goal[sims, drones] - self.start_pos[sims, drones], axis=-1
         )
+        if self.floor is not None:
+            self.prev_path_dist[sims, drones] = path_distance(
+                self.path_maps[sims, drones],
+                self.floor,
+                self.start_pos[sims, drones],
+                self.goal[sims, drones],
+            )
 
     def curriculum_state(self) -> dict[str, float]:
         return {} if self.cfg.evaluation else {"density_high": self.density_high}
@@ -382,6 +414,8 @@ class QuadSwarmEnv(TaskEnv):
         self.action[sim_ids] = 0.0
         self.last_action[sim_ids] = 0.0
         self.prev_goal_dist[sim_ids] = np.linalg.norm(goals - starts, axis=-1)
+        if self.floor is not None:
+            self._reset_path_maps(sim_ids)
         self.collisions[sim_ids] = False
         self.down[sim_ids] = False
         self.collided[sim_ids] = False
