@@ -25,6 +25,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from _report import emit
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -114,10 +116,7 @@ def main(argv: list[str] | None = None) -> None:
             "without_log": run_pair(policy, args.seconds, 41, None, args.rt_priority),
             "with_log": run_pair(policy, args.seconds, 42, Path(tmp) / "log", args.rt_priority),
         }
-    text = json.dumps(report, indent=2)
-    if args.json:
-        args.json.write_text(text + "\n")
-    print(text)
+    emit(report, args.json)
     for name in ("without_log", "with_log"):
         n = report[name]["node"]
         print(

@@ -22,12 +22,12 @@ With `--noise`, the fits read a copy of the excitation log with Gaussian sensor 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
+from _report import emit
 
 from simreal.calibration import routines
 from simreal.calibration.excite import GROUPS, ExcitationConfig
@@ -167,10 +167,7 @@ def main(argv: list[str] | None = None) -> None:
         "worst_over_seeds": worst,
         "runs": runs,
     }
-    text = json.dumps(report, indent=2)
-    if args.json:
-        args.json.write_text(text + "\n")
-    print(text)
+    emit(report, args.json)
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ import tempfile
 from pathlib import Path
 
 import yaml
+from _report import emit
 
 from simreal.calibration import routines
 from simreal.calibration.excite import GROUPS, ExcitationConfig
@@ -148,10 +149,7 @@ def main(argv: list[str] | None = None) -> None:
         "command": "python bench/g1_policy_transfer.py " + " ".join(sys.argv[1:]),
         **evaluate(args.folder, args.nominal, args.calibrated, args.episodes),
     }
-    text = json.dumps(report, indent=2)
-    if args.json:
-        args.json.write_text(text + "\n")
-    print(text)
+    emit(report, args.json)
 
 
 if __name__ == "__main__":

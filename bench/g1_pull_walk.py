@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import sys
 from pathlib import Path
 
 import numpy as np
 import torch
+from _report import emit
 
 from simreal.config import from_plain
 from simreal.evaluation import load_policy
@@ -97,10 +97,7 @@ def main(argv: list[str] | None = None) -> None:
             for name, cfg in conditions(base).items()
         },
     }
-    text = json.dumps(report, indent=2)
-    if args.json:
-        args.json.write_text(text + "\n")
-    print(text)
+    emit(report, args.json)
 
 
 if __name__ == "__main__":

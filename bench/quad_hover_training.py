@@ -18,6 +18,8 @@ import sys
 import time
 from pathlib import Path
 
+from _report import emit
+
 TARGET = 474.0
 
 
@@ -92,10 +94,7 @@ def main(argv: list[str] | None = None) -> None:
         "median_wall_time_to_target_s": statistics.median(times),
         "seeds_reaching_target": sum(r["reached"] for r in results),
     }
-    text = json.dumps(report, indent=2)
-    if args.json:
-        args.json.write_text(text + "\n")
-    print(text)
+    emit(report, args.json)
 
 
 if __name__ == "__main__":

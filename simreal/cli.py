@@ -493,6 +493,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         scripts = [bench_dir / f"{args.name}.py"]
     elif args.args:
         raise ValueError("benchmark options need a benchmark name")
+    # As `python bench/NAME.py` would: the scripts import their shared helpers (_report).
+    if str(bench_dir) not in sys.path:
+        sys.path.insert(0, str(bench_dir))
     for script in scripts:
         print(f"== {script.stem}", flush=True)
         sys.argv = [str(script), *args.args]
