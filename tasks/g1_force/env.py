@@ -320,8 +320,13 @@ class G1Env(TaskEnv):
     def command_from_action(self, action: np.ndarray) -> np.ndarray:
         """(N, 29) joint position targets (rad), SDK order: the low-level command's q, within
         the joint limits as the deploy node keeps it."""
-        target = self.default_joint_pos + self.action_scale * action
+        target = self.default_joint_pos + self.action_scale * action + self.reference_offset()
         return np.clip(target, self.joint_lower, self.joint_upper)
+
+    def reference_offset(self) -> np.ndarray | float:
+        """Joint-target offsets (N, 29) a task adds under the policy's (g1-pull's stepping
+        reference); none here."""
+        return 0.0
 
     def apply_command(self, command: np.ndarray) -> None:
         """The robot's PD loop tracks `command` against its measured (offset) angles."""

@@ -236,20 +236,20 @@ class G1PullEnv(G1Env):
             np.concatenate([critic, command, load, clock], axis=1, dtype=np.float32),
         )
 
-    def command_from_action(self, action: np.ndarray) -> np.ndarray:
-        """g1-force's targets plus the gait reference while walking (config
-        gait_reference_rad; none at 0), within the joint limits."""
+    def reference_offset(self) -> np.ndarray | float:
+        """The stepping reference while walking (config gait_reference_rad; none at 0):
+        the policy's actions are residuals on it."""
         a = self.cfg.gait_reference_rad
         if a == 0.0:
-            return super().command_from_action(action)
-        target = self.default_joint_pos + self.action_scale * action
+            return 0.0
         phase, walking, s = self.phase(), self.walking(), self.cfg.stance_fraction
         reference = gait.leg_reference(gait.swing_lift(phase, walking, s), a)
         if self.cfg.gait_stride_gain > 0.0:
             sweep = gait.stride_sweep(phase, walking, s)
             reference += gait.stride_reference(sweep, self.command[:, 0], self.cfg.gait_stride_gain)
-        target[:, LEG_REFERENCE_JOINTS] += reference
-        return np.clip(target, self.joint_lower, self.joint_upper)
+        offset = np.zeros((self.num_envs, len(JOINT_NAMES)))
+        offset[:, LEG_REFERENCE_JOINTS] = reference
+        return offset
 
     def deployment_metadata(self) -> dict:
         """The gait clock and reference a deployment must add to the policy's targets."""
