@@ -26,8 +26,9 @@ peaks per direction and how much of its simulated peak each policy keeps.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -101,13 +102,18 @@ def worst_errors(truth: dict, out: Path) -> dict:
 
 
 def simreal_eval(run: str, episodes: int, calibration: Path | None) -> dict:
+    """`simreal eval RUN --episodes N [--calibration FILE]`, in process; its JSON."""
+    from simreal.cli import main as simreal
+
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "eval.json"
-        cmd = ["simreal", "eval", run, "--episodes", str(episodes), "--json", str(out)]
+        args = ["eval", run, "--episodes", str(episodes), "--json", str(out)]
         if calibration is not None:
-            cmd += ["--calibration", str(calibration)]
-        print("$", " ".join(cmd), flush=True)
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+            args += ["--calibration", str(calibration)]
+        print("$ simreal", " ".join(args), flush=True, file=sys.stderr)
+        with contextlib.redirect_stdout(io.StringIO()):
+            if simreal(args) != 0:
+                raise SystemExit(f"simreal {' '.join(args)} failed")
         return json.loads(out.read_text())
 
 
