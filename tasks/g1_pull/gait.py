@@ -22,9 +22,14 @@ def gait_phase(t: np.ndarray, start_s: float, period_s: float) -> np.ndarray:
     return np.mod((t - start_s) / period_s, 1.0)
 
 
+def leg_phases(phase: np.ndarray) -> np.ndarray:
+    """(N, 2) phases of the left and right leg, the right half a period behind."""
+    return np.stack([phase, np.mod(phase + 0.5, 1.0)], axis=1)
+
+
 def stance(phase: np.ndarray, walking: np.ndarray, stance_fraction: float) -> np.ndarray:
     """(N, 2) bool: left and right foot expected on the ground."""
-    legs = np.stack([phase, np.mod(phase + 0.5, 1.0)], axis=1)
+    legs = leg_phases(phase)
     return (legs < stance_fraction) | ~walking[:, None]
 
 
@@ -38,7 +43,7 @@ def clock_observation(phase: np.ndarray, walking: np.ndarray) -> np.ndarray:
 def swing_lift(phase: np.ndarray, walking: np.ndarray, stance_fraction: float) -> np.ndarray:
     """(N, 2) in [0, 1]: how far each leg (left, right) is through its swing, as
     sin(pi u) with u the swing progress; 0 in stance and while standing."""
-    legs = np.stack([phase, np.mod(phase + 0.5, 1.0)], axis=1)
+    legs = leg_phases(phase)
     u = np.clip((legs - stance_fraction) / (1.0 - stance_fraction), 0.0, 1.0)
     return np.sin(np.pi * u) * (legs >= stance_fraction) * walking[:, None]
 
@@ -46,8 +51,9 @@ def swing_lift(phase: np.ndarray, walking: np.ndarray, stance_fraction: float) -
 def leg_reference(lift: np.ndarray, amplitude_rad: float) -> np.ndarray:
     """(N, 2, 3) joint-target offsets (hip pitch, knee, ankle pitch) per leg: the thigh
     swings forward by a * lift, the knee bends by 2 a * lift and the ankle pitches by
-    -a * lift, so the sole stays parallel to the pelvis and rises by about
-    (l_thigh + l_shank)(1 - cos a) at mid-swing (6 cm for a = 0.45 rad on the G1)."""
+    -a * lift, so the sole stays parallel to the pelvis. Straight legs would lift it by
+    (l_thigh + l_shank)(1 - cos a) at mid-swing (3 cm for a = 0.3 rad); from the G1's
+    bent-knee default pose it rises more, 6-7 cm measured at a = 0.3."""
     pattern = np.array([-1.0, 2.0, -1.0]) * amplitude_rad
     return lift[..., None] * pattern
 
@@ -55,7 +61,7 @@ def leg_reference(lift: np.ndarray, amplitude_rad: float) -> np.ndarray:
 def stride_sweep(phase: np.ndarray, walking: np.ndarray, stance_fraction: float) -> np.ndarray:
     """(N, 2) in [-1, 1] per leg: -1 to +1 through stance (the foot travels backward under
     the pelvis when walking forward), +1 back to -1 through swing; 0 while standing."""
-    legs = np.stack([phase, np.mod(phase + 0.5, 1.0)], axis=1)
+    legs = leg_phases(phase)
     in_stance = legs < stance_fraction
     u_stance = legs / stance_fraction
     u_swing = (legs - stance_fraction) / (1.0 - stance_fraction)

@@ -71,7 +71,6 @@ class FloorGrid:
         )
         sources = self.index(goals_xy)
         maps = dijkstra(graph, directed=False, indices=sources)
-        # A goal inside a blocked cell (it never is by construction) would see only itself.
         if blocked.any():
             # Blocked cells: the nearest free cell's distance plus the way to it.
             gap, (ni, nj) = ndimage.distance_transform_edt(blocked, return_indices=True)
