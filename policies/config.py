@@ -60,6 +60,13 @@ class PPOConfig:
     desired_kl: float = 0.01
     max_grad_norm: float = 1.0
     clip_value_loss: bool = True
+    imitation_coef: float = 0.0
+    """Weight of a DAgger term: the squared distance of the policy's mean action from the
+    environment's expert action (`expert_action()`, e.g. quad-swarm's privileged
+    teacher) on the states of the policy's own rollouts, added to the PPO loss. 0: none."""
+    imitation_decay_steps: int = 0
+    """The imitation weight falls linearly to 0 over this many env steps, handing the
+    policy over to the reward; 0: it stays constant."""
 
     def validate(self) -> None:
         for name in ("num_steps_per_env", "num_epochs", "num_minibatches"):
@@ -74,8 +81,38 @@ class PPOConfig:
             raise ValueError(
                 f"ppo.critic_learning_rate must be positive, got {self.critic_learning_rate}"
             )
+        if self.imitation_coef < 0 or self.imitation_decay_steps < 0:
+            raise ValueError("ppo.imitation_coef and ppo.imitation_decay_steps must be >= 0")
         if self.schedule not in ("adaptive", "fixed"):
             raise ValueError(f"ppo.schedule must be 'adaptive' or 'fixed', got {self.schedule!r}")
+
+
+@dataclass
+class DAggerConfig:
+    """`train.algorithm=dagger` (dagger.py): supervised learning of an expert's actions on
+    the policy's own states."""
+
+    steps_per_iteration: int = 30
+    gradient_steps: int = 200
+    batch_size: int = 1024
+    buffer_rows: int = 500_000
+    """Labelled states kept (the latest); the buffer is not checkpointed, so a resumed
+    run starts collecting afresh."""
+    learning_rate: float = 1e-3
+    expert_iterations: int = 20
+    """The expert's share of the executed actions falls linearly from 1 to 0 over these
+    iterations (the policy then flies alone and the expert only labels)."""
+    action_noise: float = 0.1
+    max_grad_norm: float = 1.0
+
+    def validate(self) -> None:
+        for name in ("steps_per_iteration", "gradient_steps", "batch_size", "buffer_rows"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"dagger.{name} must be >= 1, got {getattr(self, name)}")
+        if self.learning_rate <= 0 or self.action_noise < 0 or self.expert_iterations < 0:
+            raise ValueError(
+                "dagger: need learning_rate > 0, action_noise >= 0, expert_iterations >= 0"
+            )
 
 
 @dataclass
@@ -92,8 +129,12 @@ class TrainConfig:
     """Episodes per evaluation, run side by side (one per evaluation environment)."""
     checkpoint_interval: int = 50
     torch_threads: int = 1
+    algorithm: Literal["ppo", "dagger"] = "ppo"
+    """ppo: reinforcement learning on the task's reward; dagger: imitation of the task's
+    expert (`expert_action()`, e.g. quad-swarm's privileged teacher)."""
     model: ModelConfig = field(default_factory=ModelConfig)
     ppo: PPOConfig = field(default_factory=PPOConfig)
+    dagger: DAggerConfig = field(default_factory=DAggerConfig)
 
     def validate(self) -> None:
         if self.num_envs < 1:
@@ -104,5 +145,8 @@ class TrainConfig:
             raise ValueError("eval_interval, eval_episodes and checkpoint_interval must be >= 1")
         if self.torch_threads < 1:
             raise ValueError(f"torch_threads must be >= 1, got {self.torch_threads}")
+        if self.algorithm not in ("ppo", "dagger"):
+            raise ValueError(f"algorithm must be 'ppo' or 'dagger', got {self.algorithm!r}")
         self.model.validate()
         self.ppo.validate()
+        self.dagger.validate()

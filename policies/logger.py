@@ -23,6 +23,7 @@ CSV_FIELDS = (
     "learning_rate",
     "action_std",
     "unstable_resets",
+    "imitation_loss",
 )
 
 

@@ -41,8 +41,11 @@ class PPO:
         self.generator = torch.Generator().manual_seed(seed)
 
     @torch.no_grad()
-    def act(self, obs: torch.Tensor, critic_obs: torch.Tensor) -> torch.Tensor:
-        """Sample actions for a rollout step and record what the update will need."""
+    def act(
+        self, obs: torch.Tensor, critic_obs: torch.Tensor, expert: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """Sample actions for a rollout step and record what the update will need
+        (`expert`: the expert's actions in these states, for the imitation term)."""
         self.distributed.update_normalizers(
             [(self.model.obs_normalizer, obs), (self.model.critic_obs_normalizer, critic_obs)]
         )
@@ -56,6 +59,7 @@ class PPO:
             "mean": dist.mean,
             "std": dist.stddev,
             "values": self.model.value(critic_obs),
+            "expert": torch.zeros_like(actions) if expert is None else expert,
         }
         return actions
 
@@ -80,9 +84,13 @@ class PPO:
         last_values = self.model.value(critic_obs)
         self.storage.compute_returns(last_values, self.cfg.gamma, self.cfg.lam)
 
-    def update(self) -> dict[str, float]:
+    def update(self, imitation: float = 0.0) -> dict[str, float]:
+        """PPO epochs over the stored rollout; `imitation` weights the DAgger term (the
+        squared distance of the mean action from the stored expert actions)."""
         cfg = self.cfg
         totals = {"value_loss": 0.0, "surrogate_loss": 0.0, "entropy": 0.0, "kl": 0.0}
+        if imitation > 0:
+            totals["imitation_loss"] = 0.0
         n = 0
         for _ in range(cfg.num_epochs):
             for b in self.storage.minibatches(cfg.num_minibatches, self.generator):
@@ -104,6 +112,10 @@ class PPO:
                 else:
                     value_loss = (values - b.returns).square().mean()
                 loss = surrogate + cfg.value_coef * value_loss - cfg.entropy_coef * entropy
+                if imitation > 0:
+                    imitation_loss = (dist.mean - b.expert).square().sum(-1).mean()
+                    loss = loss + imitation * imitation_loss
+                    totals["imitation_loss"] += imitation_loss.item()
                 self.optimizer.zero_grad()
                 loss.backward()
                 # The learning rate only acts in step(): adapting it after backward lets the

@@ -15,6 +15,7 @@ from tqdm import tqdm
 
 from simreal.policies.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from simreal.policies.config import TrainConfig
+from simreal.policies.dagger import DAgger
 from simreal.policies.distributed import Distributed
 from simreal.policies.evaluate import evaluate
 from simreal.policies.logger import TrainingLogger
@@ -92,6 +93,30 @@ class OnPolicyRunner:
         )
         if self.distributed.enabled:  # from here on, every rank draws its own numbers
             torch.manual_seed(self.distributed.seed(cfg.seed))
+        imitates = cfg.algorithm == "dagger" or cfg.ppo.imitation_coef > 0
+        if imitates and not hasattr(env, "expert_action"):
+            what = (
+                "train.algorithm=dagger"
+                if cfg.algorithm == "dagger"
+                else f"train.ppo.imitation_coef={cfg.ppo.imitation_coef}"
+            )
+            raise ValueError(
+                f"{what}: this environment has no expert to imitate (expert_action); "
+                "tasks with one: quad-swarm"
+            )
+        self.dagger = (
+            DAgger(
+                self.model,
+                cfg.dagger,
+                self.ppo.optimizer,
+                env.num_obs,
+                env.num_actions,
+                self.distributed.seed(cfg.seed),
+                self.distributed,
+            )
+            if cfg.algorithm == "dagger"
+            else None
+        )
         self.reward_terms = reward_terms or []
         self.iteration = 0
         self.env_steps = 0
@@ -120,7 +145,7 @@ class OnPolicyRunner:
         state = {
             "model": self.model.state_dict(),
             "optimizer": self.ppo.optimizer.state_dict(),
-            "learning_rate": self.ppo.learning_rate,
+            "learning_rate": (self.ppo if self.dagger is None else self.dagger).learning_rate,
             "generator": self.ppo.generator.get_state(),
             "torch_rng": torch.get_rng_state(),
             "iteration": self.iteration,
@@ -140,7 +165,8 @@ class OnPolicyRunner:
         state = load_checkpoint(path)
         self.model.load_state_dict(state["model"])
         self.ppo.optimizer.load_state_dict(_split_parameter_groups(state["optimizer"], self.ppo))
-        self.ppo.set_learning_rate(state["learning_rate"])
+        if self.dagger is None:
+            self.ppo.set_learning_rate(state["learning_rate"])
         self.ppo.generator.set_state(state["generator"])
         torch.set_rng_state(state["torch_rng"])
         self.iteration = state["iteration"]
@@ -203,7 +229,10 @@ class OnPolicyRunner:
         obs, critic_obs = torch.from_numpy(obs_np), torch.from_numpy(critic_np)
         recent_returns: deque[float] = deque(maxlen=100)
         recent_lengths: deque[float] = deque(maxlen=100)
-        batch_steps = cfg.ppo.num_steps_per_env * self.env.num_envs * self.distributed.world_size
+        rollout_steps = (
+            cfg.ppo.num_steps_per_env if self.dagger is None else cfg.dagger.steps_per_iteration
+        )
+        batch_steps = rollout_steps * self.env.num_envs * self.distributed.world_size
         start = time.perf_counter() - self.wall_time_s
         while self.stopped_by is None:
             t0 = time.perf_counter()
@@ -211,10 +240,21 @@ class OnPolicyRunner:
             outcomes: dict[str, list[float]] = {}
             unstable = 0
             with torch.inference_mode():
-                for _ in range(cfg.ppo.num_steps_per_env):
-                    actions = self.ppo.act(obs, critic_obs)
+                imitation = self.imitation_weight()
+                beta = self.dagger.beta(self.iteration) if self.dagger is not None else 0.0
+                for _ in range(rollout_steps):
+                    expert = (
+                        torch.from_numpy(self.env.expert_action())
+                        if imitation > 0 or self.dagger is not None
+                        else None
+                    )
+                    if self.dagger is not None:
+                        actions = self.dagger.act(obs, expert, beta)
+                    else:
+                        actions = self.ppo.act(obs, critic_obs, expert)
                     step = self.env.step(actions.numpy())
-                    self.ppo.record(step)
+                    if self.dagger is None:
+                        self.ppo.record(step)
                     obs, critic_obs = torch.from_numpy(step.obs), torch.from_numpy(step.critic_obs)
                     unstable += int(step.info.get("unstable_resets", 0))
                     episode = step.info.get("episode")
@@ -226,8 +266,9 @@ class OnPolicyRunner:
                         for name, values in episode.items():
                             if name not in ("return", "length") and "/" not in name:
                                 outcomes.setdefault(name, []).extend(np.ravel(values).tolist())
-                self.ppo.finish_rollout(critic_obs)
-            losses = self.ppo.update()
+                if self.dagger is None:
+                    self.ppo.finish_rollout(critic_obs)
+            losses = self.ppo.update(imitation) if self.dagger is None else self.dagger.update()
             self.iteration += 1
             self.env_steps += batch_steps
             self.wall_time_s = time.perf_counter() - start
@@ -263,6 +304,14 @@ class OnPolicyRunner:
                     logger.write_curve()
             self._check_budget()
             self.stopped_by = self.distributed.stop_together(self.stopped_by)
+
+    def imitation_weight(self) -> float:
+        """The DAgger term's weight now: ppo.imitation_coef, falling linearly to 0 over
+        ppo.imitation_decay_steps env steps when that is set."""
+        ppo = self.cfg.ppo
+        if ppo.imitation_decay_steps == 0:
+            return ppo.imitation_coef
+        return ppo.imitation_coef * max(0.0, 1.0 - self.env_steps / ppo.imitation_decay_steps)
 
     def _maybe_evaluate(self) -> float | None:
         if (

@@ -19,6 +19,8 @@ class Batch:
     old_values: torch.Tensor
     advantages: torch.Tensor
     returns: torch.Tensor
+    expert: torch.Tensor
+    """The expert's actions (zeros unless PPO imitates one)."""
 
 
 class RolloutStorage:
@@ -33,6 +35,7 @@ class RolloutStorage:
         self.log_prob = torch.zeros(t, n)
         self.mean = torch.zeros(t, n, n_actions)
         self.std = torch.zeros(t, n, n_actions)
+        self.expert = torch.zeros(t, n, n_actions)
         self.values = torch.zeros(t, n)
         self.rewards = torch.zeros(t, n)
         self.dones = torch.zeros(t, n)
@@ -77,6 +80,7 @@ class RolloutStorage:
             "old_values": self.values.flatten(),
             "advantages": self.advantages.flatten(),
             "returns": self.returns.flatten(),
+            "expert": self.expert.flatten(0, 1),
         }
         for i in range(num_minibatches):
             idx = order[i * size : (i + 1) * size]

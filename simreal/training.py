@@ -203,7 +203,10 @@ def _check_observation_prefix(ckpt: Path, task: str) -> None:
         return
     old_cls, new_cls = get_task(source_task).env_cls, get_task(task).env_cls
     for which in ("observation_layout", "critic_observation_layout"):
-        old, new = list(getattr(old_cls, which)), list(getattr(new_cls, which))
+        old, new = getattr(old_cls, which, None), getattr(new_cls, which, None)
+        if old is None or new is None:
+            continue  # built per instance from the config (quad-swarm): weight shapes decide
+        old, new = list(old), list(new)
         for i, term in enumerate(old):
             if i >= len(new) or tuple(new[i]) != tuple(term):
                 found = tuple(new[i]) if i < len(new) else "nothing"

@@ -17,7 +17,8 @@ from simreal.policies.checkpoint import (
     load_actor_critic,
     load_checkpoint,
 )
-from simreal.policies.config import ModelConfig, PPOConfig
+from simreal.policies.config import DAggerConfig, ModelConfig, PPOConfig
+from simreal.policies.dagger import DAgger
 from simreal.policies.models import ActorCritic, GroupedActor
 from simreal.policies.normalizer import EmpiricalNormalization
 from simreal.policies.ppo import PPO
@@ -422,3 +423,80 @@ def test_a_resumed_run_carries_on_at_its_curriculum_level_and_logs_it(tmp_path):
     assert resumed.env.level == 0
     resumed.resume()
     assert resumed.env.level == 2
+
+
+def test_imitation_pulls_the_mean_action_toward_the_expert():
+    torch.manual_seed(0)
+    model = ActorCritic(N_OBS, N_OBS, GROUPS, SMALL)
+    cfg = PPOConfig(num_steps_per_env=4, num_epochs=20, learning_rate=3e-3, schedule="fixed")
+    ppo = PPO(model, cfg, RolloutStorage(4, 8, N_OBS, N_OBS, 6), seed=0)
+    expert = torch.full((8, 6), 0.7)
+    for t in range(4):
+        obs = observations(8, seed=t)
+        ppo.act(obs, obs, expert)
+        ppo.record(
+            _Step(
+                reward=np.zeros(8, dtype=np.float32),
+                terminated=np.zeros(8, dtype=bool),
+                truncated=np.zeros(8, dtype=bool),
+                final_critic_obs=None,
+            )
+        )
+    ppo.finish_rollout(obs)
+    before = (model.act_inference(obs) - expert).square().mean().item()
+    losses = ppo.update(imitation=10.0)
+    after = (model.act_inference(obs) - expert).square().mean().item()
+    assert "imitation_loss" in losses and after < 0.25 * before
+
+
+def test_imitation_needs_an_environment_with_an_expert(tmp_path):
+    cfg = TrainConfig(num_envs=4, ppo=PPOConfig(imitation_coef=1.0))
+    env = make_env("quad-hover", QuadHoverConfig(), num_envs=4, seed=0)
+    with pytest.raises(ValueError, match="imitation_coef"):
+        OnPolicyRunner(env, cfg, tmp_path)
+
+
+def test_dagger_learns_the_expert_on_its_own_states_and_its_buffer_keeps_the_latest():
+    torch.manual_seed(0)
+    model = ActorCritic(N_OBS, N_OBS, GROUPS, SMALL)
+    cfg = DAggerConfig(gradient_steps=100, batch_size=32, buffer_rows=40, expert_iterations=4)
+    ppo = PPO(model, PPOConfig(), RolloutStorage(1, 8, N_OBS, N_OBS, 6), seed=0)
+    dagger = DAgger(model, cfg, ppo.optimizer, N_OBS, 6, seed=0)
+    assert [dagger.beta(i) for i in (0, 2, 4, 9)] == [1.0, 0.5, 0.0, 0.0]
+    expert_of = lambda obs: torch.tanh(obs[:, :6])  # noqa: E731 - the expert: a fixed map
+    with torch.inference_mode():
+        for t in range(6):  # 48 rows into a buffer of 40: the oldest 8 drop out
+            obs = observations(8, seed=t)
+            executed = dagger.act(obs, expert_of(obs), beta=1.0)
+            torch.testing.assert_close(executed, expert_of(obs), atol=0.5, rtol=0)
+    assert dagger.size == 40 and dagger.head == 8
+    torch.testing.assert_close(dagger.obs[:8], observations(8, seed=5))
+    held_out = observations(64, seed=99)
+    before = (model.act_inference(held_out) - expert_of(held_out)).square().mean().item()
+    for _ in range(3):
+        losses = dagger.update()
+    after = (model.act_inference(held_out) - expert_of(held_out)).square().mean().item()
+    assert losses["imitation_loss"] < 0.05 and after < 0.5 * before
+
+
+def test_dagger_trains_a_swarm_policy_through_the_runner_and_resumes(tmp_path):
+    swarm = QuadSwarmConfig(num_drones=2)
+    cfg = TrainConfig(
+        num_envs=2,
+        max_env_steps=2 * 5 * 4,
+        algorithm="dagger",
+        dagger=DAggerConfig(steps_per_iteration=5, gradient_steps=3, batch_size=8),
+    )
+    env = make_env("quad-swarm", swarm, num_envs=2, seed=0)
+    runner = OnPolicyRunner(env, cfg, tmp_path, reward_terms=["progress"])
+    runner.learn()
+    assert runner.iteration == 2 and runner.env_steps == 40
+    rows = (tmp_path / "metrics.csv").read_text().splitlines()
+    header = rows[0].split(",")
+    assert all(r.split(",")[header.index("imitation_loss")] != "" for r in rows[1:])
+    cfg.max_env_steps = 80
+    again = OnPolicyRunner(make_env("quad-swarm", swarm, num_envs=2, seed=0), cfg, tmp_path)
+    again.resume()
+    assert again.dagger.learning_rate == cfg.dagger.learning_rate
+    again.learn()
+    assert again.iteration == 4

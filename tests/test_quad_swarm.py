@@ -334,3 +334,93 @@ def test_path_progress_reward_pays_for_the_way_round_not_through():
     assert np.all(env.prev_path_dist < before)
     plain = make(2, num_drones=2)
     assert plain.floor is None  # weight 0: no grid, no maps
+
+
+def test_expert_goes_round_a_column_and_its_action_is_the_residual_that_flies_it():
+    env = make(1, num_drones=1, eval_density=0.0, evaluation=True)
+    env.column_present[0] = False
+    env.column_present[0, 0] = True  # one column, at (-2.5, -2.5)
+    env.columns_xy[0, 0] = [0.0, 0.0]
+    env.goal[0, 0] = [0.0, 3.0, 1.0]
+    env.engine.qpos[0, 0:3] = [0.0, -1.5, 1.0]  # the column stands on the straight line
+    env.floor = None  # rebuild the maps for the layout set above
+    velocity = env.expert_velocity()[0, 0]
+    assert velocity[1] > 0.5 and abs(velocity[0]) > 0.1  # onward, and sideways round it
+    env.action[:] = env.expert_action().reshape(env.action.shape)
+    np.testing.assert_allclose(env.velocity_command()[0, 0], velocity, atol=1e-6)
+    # free line of sight: straight at the goal
+    env.engine.qpos[0, 0:3] = [1.0, 1.5, 1.0]
+    velocity = env.expert_velocity()[0, 0]
+    assert velocity[0] == pytest.approx(-velocity[1] * 1.0 / 1.5, abs=0.1)
+
+
+def test_expert_drones_meeting_head_on_both_veer_to_their_left():
+    env = make(1, num_drones=2, eval_density=0.0, evaluation=True)
+    env.engine.qpos[0, 0:3] = [0.0, -0.15, 1.0]
+    env.engine.qpos[0, 7:10] = [0.0, 0.15, 1.0]
+    env.goal[0] = [[0.0, 4.0, 1.0], [0.0, -4.0, 1.0]]
+    velocity = env.expert_velocity()[0]
+    assert velocity[0, 1] < velocity[1, 1] + 1.0  # pushed apart, not ramming on
+    assert velocity[0, 0] < 0.0 < velocity[1, 0]  # each to its own left
+
+
+def test_the_expert_flies_eight_drones_through_columns_without_collisions():
+    """The teacher must be worth imitating: at the issue's first setting it succeeds."""
+    env = make(4, num_drones=8, eval_density=0.2, evaluation=True)
+    policy = env.baseline_policy("expert")
+    obs, _ = env.reset()
+    for _ in range(env.max_episode_steps - 1):
+        obs = env.step(policy(obs)).obs
+    outcome = env.episode_metrics(np.arange(4) * 8)
+    assert outcome["collision"].sum() == 0 and outcome["success"].mean() >= 0.75
+
+
+def test_airframe_randomization_acts_per_drone_and_spares_presence_flags():
+    from simreal.tasks.quadrotor.config import QuadRandomization
+
+    ranges = QuadRandomization(
+        mass_scale=(0.7, 1.3), kf_scale=(0.8, 1.2), latency_steps=(2, 2), obs_noise_std=0.05
+    )
+    env = make(2, num_drones=3, randomization=ranges)
+    mass = env.engine.model_field("body_mass")[:, env._airframe.bodies]
+    assert np.unique(np.round(mass, 9)).size == 6  # every drone of every simulation its own
+    ratio = mass / env._airframe.mass
+    assert np.all((ratio >= 0.7) & (ratio <= 1.3))
+    assert np.all((env.kf_scale >= 0.8) & (env.kf_scale <= 1.2))
+    # two control steps of latency: the first two actions still fly the zero residual
+    action = np.full((6, 3), 0.5)
+    for _ in range(2):
+        env.step(action)
+        np.testing.assert_array_equal(env.delayed_action(), 0.0)
+    env.step(action)
+    np.testing.assert_array_equal(env.delayed_action(), 0.5)
+    obs, clean = env.observe()
+    structure = env.observation_structure
+    start = structure["self"]
+    flags = obs[:, start + 6 : start + 6 * 7 : 7]
+    np.testing.assert_array_equal(flags, clean[:, start + 6 : start + 6 * 7 : 7])
+    assert np.abs(obs - clean).max() > 0.0
+    evaluation = make(2, num_drones=3, randomization=ranges, evaluation=True)
+    np.testing.assert_array_equal(evaluation.kf_scale, 1.0)
+    assert not evaluation.randomize
+
+
+def test_a_swarm_run_warm_starts_another_swarm_size_with_dagger(tmp_path, capsys):
+    """The swarm's observation layout is built per instance (it depends on the config):
+    --init-from between swarm runs checks the weight shapes instead, and the policy for
+    8 drones carries over to 32 (the attention pools do not depend on N)."""
+    from simreal.cli import main
+    from simreal.policies.checkpoint import resolve_checkpoint
+
+    small = ["--set", "train.eval_episodes=1", "--set", "train.num_envs=2"]
+    dagger = ["--set", "train.algorithm=dagger", "--set", "train.dagger.steps_per_iteration=4"]
+    first = tmp_path / "a"
+    args = ["train", "quad-swarm", "--steps", "1", "--out", str(first), *small, *dagger]
+    assert main(args) == 0, capsys.readouterr().err
+    (source,) = (first / "quad-swarm").iterdir()
+    second = tmp_path / "b"
+    args = ["train", "quad-swarm", "--init-from", str(source), "--steps", "1"]
+    args += ["--out", str(second), "--set", "task.num_drones=32", *small, *dagger]
+    assert main(args) == 0, capsys.readouterr().err
+    (run,) = (second / "quad-swarm").iterdir()
+    assert resolve_checkpoint(run).exists()

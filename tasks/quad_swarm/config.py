@@ -25,6 +25,32 @@ REWARD_TERMS = (
 
 
 @dataclass
+class ExpertConfig:
+    """Gains of the privileged expert (expert.py) that `train.ppo.imitation_coef` distils
+    into the policy; speeds in m/s, distances in m. Chosen by evaluating the expert alone
+    (`simreal eval baseline:expert --task quad-swarm`, docs/quad-swarm.md)."""
+
+    max_speed: float = 0.8
+    """32 drones at 80 % density: at 1.2 m/s drones merging into the lanes between column
+    rows collide, at 0.7 m/s they run out of time; 0.8 succeeded most often."""
+    goal_gain: float = 1.5
+    """Along the path: min(max_speed, goal_gain * planar distance to the goal)."""
+    height_gain: float = 1.5
+    column_margin: float = 0.3
+    column_gain: float = 2.0
+    drone_margin: float = 0.45
+    drone_gain: float = 2.0
+    drone_yield: float = 0.5
+
+    def validate(self) -> None:
+        for name, value in vars(self).items():
+            if value < 0:
+                raise ValueError(f"expert.{name} must be >= 0, got {value}")
+        if self.column_margin <= 0 or self.drone_margin <= 0:
+            raise ValueError("expert.column_margin and expert.drone_margin must be positive")
+
+
+@dataclass
 class QuadSwarmConfig(QuadrotorConfig):
     episode_s: float = 15.0
     action_type: str = "velocity"
@@ -97,6 +123,7 @@ class QuadSwarmConfig(QuadrotorConfig):
     )
     clearance_margin: float = 0.3
     """Free space (m) below which the clearance penalty starts, to drones and columns."""
+    expert: ExpertConfig = field(default_factory=ExpertConfig)
     collision_ends_episode: bool = True
     """A drone that collides ends its episode like a crash (and restarts from its slot).
     Success forbids any collision, and a per-step collision penalty alone taught drones
@@ -124,6 +151,12 @@ class QuadSwarmConfig(QuadrotorConfig):
             raise ValueError("eval_density and curriculum densities must lie in [0, 0.9]")
         if self.obstacle_grid < 1 or self.obstacle_grid > 2 * self.room_half_size - 3:
             raise ValueError("obstacle_grid must leave at least 1.5 m free at each end of the room")
+        self.expert.validate()
+        if self.expert.drone_margin <= self.collision_distance:
+            raise ValueError(
+                f"expert.drone_margin ({self.expert.drone_margin}) must exceed "
+                f"collision_distance ({self.collision_distance})"
+            )
         if not 0.02 <= self.path_cell_m <= 0.5:
             raise ValueError(f"path_cell_m must lie in [0.02, 0.5] m, got {self.path_cell_m}")
         if self.neighbours < 1 or self.obstacles_seen < 1:

@@ -16,11 +16,12 @@ import numpy as np
 from simreal.robots.crazyflie import CrazyflieParams, motor_thrust
 from simreal.tasks.env import RewardTerm, TaskEnv
 from simreal.tasks.quad_hover.rewards import ang_vel
+from simreal.tasks.quad_swarm import expert, rewards
 from simreal.tasks.quad_swarm import observations as obs_terms
-from simreal.tasks.quad_swarm import rewards
 from simreal.tasks.quad_swarm.config import QuadSwarmConfig
 from simreal.tasks.quad_swarm.geodesic import FloorGrid, path_distance
 from simreal.tasks.quad_swarm.scene import PARKED_Z, build_scene
+from simreal.tasks.quadrotor import airframe
 from simreal.tasks.quadrotor.controller import mixer_matrix, rotor_thrusts
 from simreal.tasks.quadrotor.env import motor_metadata
 from simreal.tasks.rotations import roll_pitch
@@ -85,11 +86,11 @@ class QuadSwarmEnv(TaskEnv):
         self.action = np.zeros((s, n, a))
         self.last_action = np.zeros((s, n, a))
         self.prev_goal_dist = np.zeros((s, n))
-        self.floor = None
+        self.floor: FloorGrid | None = None
+        """The goal maps round the columns (geodesic.py), built only for the path_progress
+        reward or the expert: about 50 ms per simulation reset at 80 % density."""
         if cfg.reward_weights.get("path_progress", 0.0) != 0.0:
-            self.floor = FloorGrid(cfg.room_half_size, cfg.path_cell_m)
-            self.path_maps = np.zeros((s, n, self.floor.n**2), dtype=np.float32)
-            self.prev_path_dist = np.zeros((s, n))
+            self._build_path_maps()
         self.collisions = np.zeros((s, n), dtype=bool)
         self.near_miss = np.zeros((s, n))
         self.collided = np.zeros(s, dtype=bool)
@@ -101,6 +102,16 @@ class QuadSwarmEnv(TaskEnv):
         self.start_pos = np.zeros((s, n, 3))
         model = self.engine.model
         self._column_geoms = np.array([model.geom(f"column{j}").id for j in range(cells * cells)])
+        # Airframe randomization (task.randomization), per drone, training only.
+        self.randomize = not cfg.evaluation and cfg.randomization.enabled
+        self._airframe = airframe.Nominal(
+            self.engine, np.array([model.body(f"drone{i}").id for i in range(n)])
+        )
+        self.kf_scale = np.ones((s, n))
+        self.latency_steps = np.zeros((s, n), dtype=np.int64)
+        self.action_queue = np.zeros((cfg.randomization.latency_steps[1] + 1, s, n, a))
+        """Past actions, newest first: row k is what the policy sent k control steps ago."""
+        self._noisy = _continuous_columns(self.observation_structure, self.num_obs)
 
     # -- state views: (num_sims, num_drones, ...) --------------------------------------
     @property
@@ -159,6 +170,55 @@ class QuadSwarmEnv(TaskEnv):
         self.prev_path_dist = dist
         return progress.ravel()
 
+    def _build_path_maps(self) -> None:
+        s, n = self.num_sims, self.agents_per_sim
+        self.floor = FloorGrid(self.cfg.room_half_size, self.cfg.path_cell_m)
+        self.path_maps = np.zeros((s, n, self.floor.n**2), dtype=np.float32)
+        self.prev_path_dist = np.zeros((s, n))
+
+    def expert_velocity(self) -> np.ndarray:
+        """(S, N, 3) world velocity (m/s) the privileged expert (expert.py) commands now;
+        the first call builds the goal maps of every simulation, later resets keep them."""
+        if self.floor is None:
+            self._build_path_maps()
+            self._reset_path_maps(np.arange(self.num_sims))
+        c, pos = self.cfg, self.pos
+        clearance = c.obstacle_radius + self.params.collision_radius
+        e = c.expert
+        straight = self.goal[..., :2] - pos[..., :2]
+        straight /= np.maximum(np.linalg.norm(straight, axis=-1, keepdims=True), 1e-9)
+        clear = expert.clear_line(
+            pos, self.goal, self.columns_xy, self.column_present, clearance + e.column_margin
+        )
+        direction = np.where(
+            clear[..., None],
+            straight,
+            expert.path_direction(self.path_maps, self.floor, pos, self.goal),
+        )
+        return expert.expert_velocity(
+            e,
+            pos,
+            self.goal,
+            direction,
+            expert.column_push(
+                pos, self.columns_xy, self.column_present, clearance, e.column_margin, e.column_gain
+            ),
+            expert.drone_push(
+                pos, ~self.down, c.collision_distance, e.drone_margin, e.drone_gain, e.drone_yield
+            ),
+            c.max_speed_xy,
+            c.max_speed_z,
+        )
+
+    def expert_action(self) -> np.ndarray:
+        """(num_envs, 3) float32: the expert's command as the policy's action, i.e. the
+        residual on the goal prior that `velocity_command` turns back into it (what
+        `train.ppo.imitation_coef` teaches the policy)."""
+        if not self.velocity_control:
+            raise ValueError("quad-swarm: the expert flies velocity actions (task.action_type)")
+        target = self.expert_velocity() / self.speed_scale
+        return (target - self.goal_prior()).reshape(self.num_envs, -1).astype(np.float32)
+
     def _reset_path_maps(self, sim_ids: np.ndarray) -> None:
         """Each drone's goal map around its room's columns (geodesic.py); a column blocks
         cells within its radius, the drone's and 5 cm."""
@@ -174,27 +234,39 @@ class QuadSwarmEnv(TaskEnv):
         s, n = self.num_sims, self.agents_per_sim
         self.last_action[:] = self.action
         self.action[:] = action.reshape(s, n, -1)
+        self.action_queue = np.roll(self.action_queue, 1, axis=0)
+        self.action_queue[0] = self.action
         if self.velocity_control:
             return  # the controller turns the command into thrusts every physics step
-        rpm = self.params.hover_rpm * (1.0 + self.cfg.action_rpm_scale * self.action)
+        rpm = self.params.hover_rpm * (1.0 + self.cfg.action_rpm_scale * self.delayed_action())
         rpm = np.clip(rpm, 0.0, self.params.max_rpm)
-        self.engine.ctrl[:] = motor_thrust(rpm, self.params.kf).reshape(s, n * 4)
+        kf = self.params.kf * self.kf_scale[..., None]
+        self.engine.ctrl[:] = motor_thrust(rpm, kf).reshape(s, n * 4)
 
-    def velocity_command(self) -> np.ndarray:
-        """(S, N, 3) world velocity (m/s) the controller flies: the policy's residual on
-        the goal-seeking prior (config.goal_prior_gain), within the speed limits."""
+    def delayed_action(self) -> np.ndarray:
+        """(S, N, A) the action each drone acts on: sent latency_steps control steps ago."""
+        return np.take_along_axis(self.action_queue, self.latency_steps[None, ..., None], 0)[0]
+
+    def velocity_command(self, action: np.ndarray | None = None) -> np.ndarray:
+        """(S, N, 3) world velocity (m/s) the controller flies: the policy's residual
+        (`action`, default the latest sent) on the goal-seeking prior
+        (config.goal_prior_gain), within the speed limits."""
+        action = self.action if action is None else action
+        return np.clip(self.goal_prior() + action, -1.0, 1.0) * self.speed_scale
+
+    def goal_prior(self) -> np.ndarray:
+        """(S, N, 3) the goal-seeking prior in action units (config.goal_prior_gain)."""
         want = self.cfg.goal_prior_gain * (self.goal - self.pos)  # m/s
         speed = np.linalg.norm(want, axis=-1, keepdims=True)
         want *= np.minimum(1.0, self.cfg.max_speed_xy / np.maximum(speed, 1e-9))
         # Within the unit box, so that a residual of -1..1 can cancel it (brake) anywhere.
-        prior = np.clip(want / self.speed_scale, -1.0, 1.0)
-        return np.clip(prior + self.action, -1.0, 1.0) * self.speed_scale
+        return np.clip(want / self.speed_scale, -1.0, 1.0)
 
     def simulate(self) -> None:
         """Step the physics, then judge collisions and crashes at once, so that the reward
         of this step (computed before `terminated`) sees them."""
         if self.velocity_control:
-            command = self.velocity_command().reshape(-1, 3)
+            command = self.velocity_command(self.delayed_action()).reshape(-1, 3)
             for _ in range(self.decimation):
                 thrusts = rotor_thrusts(
                     self.params,
@@ -205,7 +277,9 @@ class QuadSwarmEnv(TaskEnv):
                     command,
                     self.mixer_inverse,
                 )
-                thrusts = thrusts.reshape(self.num_sims, -1, 4)
+                # The controller assumes the nominal thrust constant; the rotors deliver
+                # what the drone's own (randomized) constant gives.
+                thrusts = thrusts.reshape(self.num_sims, -1, 4) * self.kf_scale[..., None]
                 thrusts[self.down] = 0.0
                 self.engine.ctrl[:] = thrusts.reshape(self.num_sims, -1)
                 self.engine.step(1)
@@ -266,7 +340,11 @@ class QuadSwarmEnv(TaskEnv):
                 self.goal if c.obstacle_path_frame else None,
             ),
         )
-        return obs, obs
+        std = c.randomization.obs_noise_std
+        if not (self.randomize and std > 0):
+            return obs, obs
+        noise = self.rng.normal(0.0, std, obs.shape) * self._noisy  # presence flags stay 0/1
+        return obs + noise.astype(np.float32), obs
 
     def terminated(self) -> np.ndarray:
         """In training a drone that crashed this step ends its own episode (and respawns)."""
@@ -318,6 +396,7 @@ class QuadSwarmEnv(TaskEnv):
         self.engine.act[sims[:, None], act_cols] = 0.0
         self.action[sims, drones] = 0.0
         self.last_action[sims, drones] = 0.0
+        self.action_queue[:, sims, drones] = 0.0
         self.prev_goal_dist[sims, drones] = np.linalg.norm(
             self.goal[sims, drones] - self.start_pos[sims, drones], axis=-1
         )
@@ -354,11 +433,15 @@ class QuadSwarmEnv(TaskEnv):
 
     def baseline_policy(self, name: str):
         """`prior`: zero residuals, the goal-seeking prior alone (velocity actions with
-        goal_prior_gain > 0): how far flying straight home gets without avoidance."""
+        goal_prior_gain > 0): how far flying straight home gets without avoidance.
+        `expert`: the privileged teacher (expert.py), which reads the whole column layout
+        and every drone's state from the simulation, not the observation."""
+        if self.velocity_control and name == "expert":
+            return lambda obs: self.expert_action()
         if name != "prior" or not self.velocity_control or self.cfg.goal_prior_gain == 0:
             raise ValueError(
                 f"quad-swarm: unknown baseline {name!r}; available: prior (velocity actions "
-                "with goal_prior_gain > 0)"
+                "with goal_prior_gain > 0), expert (velocity actions)"
             )
         return self.zero_action_policy()
 
@@ -413,6 +496,12 @@ class QuadSwarmEnv(TaskEnv):
         self.engine.reset(sim_ids, qpos.reshape(k, -1), np.zeros((k, n * 6)))
         self.action[sim_ids] = 0.0
         self.last_action[sim_ids] = 0.0
+        self.action_queue[:, sim_ids] = 0.0
+        if self.randomize:
+            drawn = airframe.sample(self.rng, c.randomization, (k, n))
+            self.kf_scale[sim_ids] = drawn["kf_scale"]
+            self.latency_steps[sim_ids] = drawn["latency_steps"]
+            self._airframe.write(self.engine, sim_ids, drawn)
         self.prev_goal_dist[sim_ids] = np.linalg.norm(goals - starts, axis=-1)
         if self.floor is not None:
             self._reset_path_maps(sim_ids)
@@ -431,3 +520,14 @@ class QuadSwarmEnv(TaskEnv):
         xy = slots[pick] + self.rng.uniform(-0.05, 0.05, (k, n, 2))
         z = self.rng.uniform(0.8, 1.2, (k, n, 1))
         return np.concatenate([xy, z], axis=-1)
+
+
+def _continuous_columns(structure: dict, width: int) -> np.ndarray:
+    """(width,) 1 for every observation column but the tokens' presence flags (0), which
+    observation noise must leave exactly 0 or 1 (they mask the attention)."""
+    mask = np.ones(width)
+    start = structure["self"]
+    for _, count, size, flag in structure["tokens"]:
+        mask[start + flag : start + count * size : size] = 0.0
+        start += count * size
+    return mask

@@ -15,12 +15,12 @@ from simreal.robots.crazyflie import (
     motor_thrust,
 )
 from simreal.tasks.env import TaskEnv
+from simreal.tasks.quadrotor import airframe
 from simreal.tasks.quadrotor.config import QuadrotorConfig
 from simreal.tasks.quadrotor.state import QuadState
 from simreal.tasks.rotations import quat_from_roll_pitch_yaw, quat_to_matrix, roll_pitch
 
 BASE_BODY = 1
-MIN_MOTOR_LAG_S = 1e-6
 RPM_TO_RAD_S = 2.0 * np.pi / 60.0
 
 
@@ -63,9 +63,7 @@ class QuadrotorEnv(TaskEnv):
         depth = cfg.randomization.latency_steps[1] + 1
         self.action_queue = np.zeros((depth, num_envs, 4))
         """Past actions, newest first: row k is what the policy sent k steps ago."""
-        self._nominal_mass = self.engine.model_field("body_mass")[0, BASE_BODY].copy()
-        self._nominal_inertia = self.engine.model_field("body_inertia")[0, BASE_BODY].copy()
-        self._nominal_gear = self.engine.model_field("actuator_gear")[0].copy()
+        self._nominal = airframe.Nominal(self.engine, np.array([BASE_BODY]))
 
     @property
     def state(self) -> QuadState:
@@ -170,24 +168,12 @@ class QuadrotorEnv(TaskEnv):
         return quat_from_roll_pitch_yaw(tilt[:, 0], tilt[:, 1], self.rng.uniform(-np.pi, np.pi, n))
 
     def _randomize_parameters(self, ids: np.ndarray) -> None:
-        r = self.cfg.randomization
-        n = ids.size
+        drawn = airframe.sample(self.rng, self.cfg.randomization, (ids.size, 1))
         for name, values in self.scales.items():
-            values[ids] = self.rng.uniform(*getattr(r, name), n)
-        self.motor_lag_s[ids] = self.rng.uniform(*r.motor_lag_s, n)
-        self.latency_steps[ids] = self.rng.integers(r.latency_steps[0], r.latency_steps[1] + 1, n)
-        mass = self.engine.model_field("body_mass")
-        inertia = self.engine.model_field("body_inertia")
-        mass[ids, BASE_BODY] = self._nominal_mass * self.scales["mass_scale"][ids]
-        inertia[ids, BASE_BODY] = self._nominal_inertia * self.scales["inertia_scale"][ids, None]
-        # Yaw torque per newton of thrust is km / kf: the gear carries both scales.
-        gear = self.engine.model_field("actuator_gear")
-        ratio = self.scales["km_scale"][ids] / self.scales["kf_scale"][ids]
-        gear[ids] = self._nominal_gear
-        gear[ids, :, 5] = self._nominal_gear[:, 5] * ratio[:, None]
-        dynprm = self.engine.model_field("actuator_dynprm")
-        dynprm[ids, :, 0] = np.maximum(self.motor_lag_s[ids, None], MIN_MOTOR_LAG_S)
-        self.engine.commit_model(ids)
+            values[ids] = drawn[name][:, 0]
+        self.motor_lag_s[ids] = drawn["motor_lag_s"][:, 0]
+        self.latency_steps[ids] = drawn["latency_steps"][:, 0]
+        self._nominal.write(self.engine, ids, drawn)
 
 
 def motor_metadata(params: CrazyflieParams, cfg: QuadrotorConfig) -> dict:
