@@ -39,9 +39,9 @@ def train(distributed: Distributed, out: Path) -> dict:
     checks: list[dict] = []
     update = runner.ppo.update
 
-    def checked_update():
+    def checked_update(*args, **kwargs):
         before = model_state(runner)
-        losses = update()
+        losses = update(*args, **kwargs)
         mine = model_state(runner)
         everyone = [torch.zeros_like(mine) for _ in range(distributed.world_size)]
         dist.all_gather(everyone, mine)

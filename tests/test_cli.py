@@ -153,8 +153,11 @@ def test_train_export_eval_end_to_end(tmp_path, capsys):
         assert metrics["episodes"] == 2
         for key in EVAL_KEYS:
             assert np.isfinite(metrics[key]), key
-        assert metrics["return_std"] == 0.0  # deterministic policy, identical starts
-    assert from_onnx["return_mean"] == pytest.approx(from_checkpoint["return_mean"], abs=1e-3)
+        # Deterministic policy, identical starts: equal returns up to rounding (a batched
+        # matrix product may round identical rows differently, ~1e-8, and 240 steps of
+        # flight amplify that a little).
+        assert metrics["return_std"] <= 1e-4 * abs(metrics["return_mean"]) + 1e-6
+    assert from_onnx["return_mean"] == pytest.approx(from_checkpoint["return_mean"], rel=1e-4)
     assert from_onnx["episode_length_mean"] == from_checkpoint["episode_length_mean"]
 
 
