@@ -64,9 +64,6 @@ class PPOConfig:
     """Weight of a DAgger term: the squared distance of the policy's mean action from the
     environment's expert action (`expert_action()`, e.g. quad-swarm's privileged
     teacher) on the states of the policy's own rollouts, added to the PPO loss. 0: none."""
-    imitation_decay_steps: int = 0
-    """The imitation weight falls linearly to 0 over this many env steps, handing the
-    policy over to the reward; 0: it stays constant."""
 
     def validate(self) -> None:
         for name in ("num_steps_per_env", "num_epochs", "num_minibatches"):
@@ -81,8 +78,8 @@ class PPOConfig:
             raise ValueError(
                 f"ppo.critic_learning_rate must be positive, got {self.critic_learning_rate}"
             )
-        if self.imitation_coef < 0 or self.imitation_decay_steps < 0:
-            raise ValueError("ppo.imitation_coef and ppo.imitation_decay_steps must be >= 0")
+        if self.imitation_coef < 0:
+            raise ValueError(f"ppo.imitation_coef must be >= 0, got {self.imitation_coef}")
         if self.schedule not in ("adaptive", "fixed"):
             raise ValueError(f"ppo.schedule must be 'adaptive' or 'fixed', got {self.schedule!r}")
 

@@ -59,8 +59,9 @@ class PPO:
             "mean": dist.mean,
             "std": dist.stddev,
             "values": self.model.value(critic_obs),
-            "expert": torch.zeros_like(actions) if expert is None else expert,
         }
+        if expert is not None:  # else the storage's expert rows stay zero, unused
+            self._pending["expert"] = expert
         return actions
 
     @torch.no_grad()

@@ -240,7 +240,7 @@ class OnPolicyRunner:
             outcomes: dict[str, list[float]] = {}
             unstable = 0
             with torch.inference_mode():
-                imitation = self.imitation_weight()
+                imitation = cfg.ppo.imitation_coef
                 beta = self.dagger.beta(self.iteration) if self.dagger is not None else 0.0
                 for _ in range(rollout_steps):
                     expert = (
@@ -304,14 +304,6 @@ class OnPolicyRunner:
                     logger.write_curve()
             self._check_budget()
             self.stopped_by = self.distributed.stop_together(self.stopped_by)
-
-    def imitation_weight(self) -> float:
-        """The DAgger term's weight now: ppo.imitation_coef, falling linearly to 0 over
-        ppo.imitation_decay_steps env steps when that is set."""
-        ppo = self.cfg.ppo
-        if ppo.imitation_decay_steps == 0:
-            return ppo.imitation_coef
-        return ppo.imitation_coef * max(0.0, 1.0 - self.env_steps / ppo.imitation_decay_steps)
 
     def _maybe_evaluate(self) -> float | None:
         if (

@@ -26,7 +26,7 @@ REWARD_TERMS = (
 
 @dataclass
 class ExpertConfig:
-    """Gains of the privileged expert (expert.py) that `train.ppo.imitation_coef` distils
+    """Gains of the privileged expert (expert.py) that `train.algorithm=dagger` distils
     into the policy; speeds in m/s, distances in m. Chosen by evaluating the expert alone
     (`simreal eval baseline:expert --task quad-swarm`, docs/quad-swarm.md)."""
 

@@ -39,8 +39,9 @@ from simreal.tasks.quad_swarm.geodesic import FloorGrid, path_distance
 def path_direction(
     maps: np.ndarray, grid: FloorGrid, pos: np.ndarray, goal: np.ndarray, step: float = 0.05
 ) -> np.ndarray:
-    """(S, N, 2) unit horizontal direction of steepest descent of the geodesic distance
-    (central differences over `step` m); zero where the map is flat."""
+    """(..., 2) unit horizontal direction of steepest descent of the geodesic distance
+    for drones at pos (..., 3), maps (..., n * n) being their goal maps (central
+    differences over `step` m); zero where the map is flat."""
     grad = np.zeros((*pos.shape[:-1], 2))
     for axis in range(2):
         ahead, behind = pos.copy(), pos.copy()
