@@ -21,13 +21,14 @@ from simreal.policies.evaluate import evaluate
 from simreal.policies.models import ActorCritic
 from simreal.tasks import get_task, make_env
 from simreal.tasks.g1_force import POLICY_OBSERVATION, PRIVILEGED_OBSERVATION, G1ForceEnv
-from simreal.tasks.g1_force.curriculum import FallRateCurriculum
+from simreal.tasks.g1_force.curriculum import FallRateCurriculum, PerSimulationCurriculum
 from simreal.tasks.g1_force.observations import policy_observation
 from simreal.tasks.g1_pull import (
     COMMAND_OBSERVATION,
     EvalPullConfig,
     G1PullConfig,
     G1PullEnv,
+    LoadConfig,
     held_force,
 )
 from simreal.tasks.g1_pull.env import LEG_REFERENCE_JOINTS
@@ -335,6 +336,34 @@ def test_fall_rate_curriculum_moves_within_its_range():
     assert c.level == 20.0
     c.record(np.array([True, False, False, False]), window=4)  # 25 %: stays
     assert c.level == 20.0
+
+
+def test_per_simulation_curriculum_moves_each_simulation_alone():
+    c = PerSimulationCurriculum(20.0, 40.0, 10.0, num_sims=3)
+    c.record(np.array([0, 2]), np.array([False, True]))
+    np.testing.assert_array_equal(c.levels, [30.0, 20.0, 20.0])  # 2 failed at the floor
+    c.record(np.array([0, 0]), np.array([False, False]))
+    c.record(np.array([0]), np.array([False]))
+    assert c.levels[0] == 40.0 and c.level == pytest.approx(80.0 / 3)
+    c.restore(35.0)
+    np.testing.assert_array_equal(c.levels, [35.0, 35.0, 35.0])
+
+
+def test_per_simulation_load_levels_reach_the_carts():
+    env = make(4, load=LoadConfig(curriculum="per_sim", resistance_spread=(1.0, 1.0)))
+    env.reset()
+    assert isinstance(env.curriculum, PerSimulationCurriculum)
+    env.speed[:] = 0.0  # standing episodes: success means not falling
+    env.episode_step[:] = env.max_episode_steps  # time limit: no fall
+    env.episode_metrics(np.array([1, 3]))
+    env.episode_step[:] = 10  # an episode ending early is a fall
+    env.episode_metrics(np.array([0]))
+    step = env.cfg.load.resistance_step_n
+    np.testing.assert_allclose(env.curriculum.levels, 20.0 + step * np.array([0, 1, 0, 1]))
+    env.reset()
+    np.testing.assert_allclose(env.resistance, env.curriculum.levels)
+    with pytest.raises(ValueError, match=r"load\.curriculum"):
+        LoadConfig(curriculum="global").validate()
 
 
 def test_hold_time_must_fit_in_the_evaluation_episode():

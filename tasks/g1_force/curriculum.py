@@ -39,3 +39,29 @@ class FallRateCurriculum:
         else:
             return
         self._outcomes.clear()
+
+
+class PerSimulationCurriculum:
+    """One level per simulation (legged_gym's terrain levels): a simulation's level rises
+    by `step` after an episode it succeeded in and falls by `step` after one it failed,
+    within [start, maximum]. Unlike FallRateCurriculum, a few simulations that succeed
+    raise their own load while the rest stay easy: the training distribution spreads to
+    the hardest level each simulation can hold instead of waiting for most of them."""
+
+    def __init__(self, start: float, maximum: float, step: float, num_sims: int):
+        self.start, self.maximum, self.step = start, maximum, step
+        self.levels = np.full(num_sims, start, dtype=float)
+
+    @property
+    def level(self) -> float:
+        """The mean level (logged and checkpointed)."""
+        return float(self.levels.mean())
+
+    def restore(self, level: float) -> None:
+        """Resume every simulation at `level` (the checkpointed mean), within range."""
+        self.levels[:] = float(np.clip(level, self.start, self.maximum))
+
+    def record(self, sims: np.ndarray, failed: np.ndarray) -> None:
+        """Episodes of simulations `sims` ended, `failed` (bool) of them unsuccessfully."""
+        moved = np.where(np.asarray(failed, dtype=bool), -self.step, self.step)
+        self.levels[sims] = np.clip(self.levels[sims] + moved, self.start, self.maximum)

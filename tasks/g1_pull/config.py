@@ -17,6 +17,7 @@ REWARD_TERMS = (
     "feet_phase_contact",
     "feet_swing_height",
 )
+CURRICULA = ("shared", "per_sim")
 
 
 @dataclass
@@ -41,12 +42,16 @@ class LoadConfig:
     raise_below_fall_rate: float = 0.15
     lower_above_fall_rate: float = 0.5
     min_progress_fraction: float = 0.5
+    curriculum: str = "shared"
     """Failure-rate curriculum on the resistance level (as g1-force's force cap): up by
     resistance_step_n while fewer than raise_below_fall_rate of a window of training
     episodes (one per simulation) fail, down when more than lower_above_fall_rate do. An
     episode fails when the robot falls or, walking, covers less than
     min_progress_fraction of its commanded distance: a robot that holds its ground
-    without towing the cart does not raise the load (it did in the first runs)."""
+    without towing the cart does not raise the load (it did in the first runs).
+    curriculum "per_sim": each simulation keeps its own level instead, up a step after
+    each episode it succeeds in, down a step after each failure (PerSimulationCurriculum);
+    the raise/lower rates then do not apply."""
     resistance_spread: tuple[float, float] = (0.2, 1.0)
     """Each training episode's rolling resistance: a uniform fraction of the level."""
     damping_n_s_m: tuple[float, float] = (0.0, 50.0)
@@ -66,6 +71,8 @@ class LoadConfig:
             )
         if not 0.0 <= self.raise_below_fall_rate <= self.lower_above_fall_rate <= 1.0:
             raise ValueError("load: need 0 <= raise_below_fall_rate <= lower_above_fall_rate <= 1")
+        if self.curriculum not in CURRICULA:
+            raise ValueError(f"load.curriculum must be one of {CURRICULA}, got {self.curriculum!r}")
         if not 0.0 <= self.min_progress_fraction <= 1.0:
             raise ValueError(
                 f"load.min_progress_fraction must lie in [0, 1], got {self.min_progress_fraction}"

@@ -21,7 +21,7 @@ import numpy as np
 from simreal.robots.g1 import JOINT_NAMES
 from simreal.sim.engine import sensor_view
 from simreal.tasks.env import RewardTerm
-from simreal.tasks.g1_force.curriculum import FallRateCurriculum
+from simreal.tasks.g1_force.curriculum import FallRateCurriculum, PerSimulationCurriculum
 from simreal.tasks.g1_force.env import ROBOT_QPOS, G1Env
 from simreal.tasks.g1_pull import gait, rewards
 from simreal.tasks.g1_pull.config import G1PullConfig
@@ -94,12 +94,18 @@ class G1PullEnv(G1Env):
         self.touchdown_air_time = np.zeros((s, 2))
         self.in_contact = np.ones((s, 2), dtype=bool)
         load = cfg.load
-        self.curriculum = FallRateCurriculum(
-            load.resistance_start_n,
-            load.resistance_max_n,
-            load.resistance_step_n,
-            load.raise_below_fall_rate,
-            load.lower_above_fall_rate,
+        self.curriculum = (
+            PerSimulationCurriculum(
+                load.resistance_start_n, load.resistance_max_n, load.resistance_step_n, s
+            )
+            if load.curriculum == "per_sim"
+            else FallRateCurriculum(
+                load.resistance_start_n,
+                load.resistance_max_n,
+                load.resistance_step_n,
+                load.raise_below_fall_rate,
+                load.lower_above_fall_rate,
+            )
         )
         self.hold_steps = max(1, round(cfg.eval_pull.hold_s / self.control_dt))
 
@@ -149,7 +155,7 @@ class G1PullEnv(G1Env):
             load, command = cfg.load, cfg.command
             self.direction[ids] = np.where(rng.random(n) < command.forward_prob, 1.0, -1.0)
             self.speed[ids] = rng.uniform(*command.speed_m_s, n)
-            self.resistance[ids] = self.curriculum.level * rng.uniform(*load.resistance_spread, n)
+            self.resistance[ids] = self.load_level(ids) * rng.uniform(*load.resistance_spread, n)
             self.damping[ids] = rng.uniform(*load.damping_n_s_m, n)
             self.stiffness[ids] = rng.uniform(*load.spring_n_m, n)
         cart_x = self.cart_start_x(self.direction[ids])
@@ -327,9 +333,19 @@ class G1PullEnv(G1Env):
             "peak_pull_force_forward_n": np.where(direction > 0, held, 0.0),
         }
         if not self.cfg.evaluation:
-            out["load_resistance_level_n"] = np.full(ids.size, self.curriculum.level)
-            self.curriculum.record(fell | self.fell_short(ids), window=self.num_sims)
+            out["load_resistance_level_n"] = self.load_level(ids)
+            failed = fell | self.fell_short(ids)
+            if isinstance(self.curriculum, PerSimulationCurriculum):
+                self.curriculum.record(ids, failed)
+            else:
+                self.curriculum.record(failed, window=self.num_sims)
         return out
+
+    def load_level(self, ids: np.ndarray) -> np.ndarray:
+        """(len(ids),) the curriculum's resistance level for these simulations."""
+        if isinstance(self.curriculum, PerSimulationCurriculum):
+            return self.curriculum.levels[ids].copy()
+        return np.full(ids.size, self.curriculum.level)
 
     def fell_short(self, ids: np.ndarray) -> np.ndarray:
         """Walking episodes of `ids` whose pelvis covered less than min_progress_fraction
