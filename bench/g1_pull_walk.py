@@ -54,7 +54,7 @@ def probe(policy, cfg, sims: int, seconds: float, resistance: float, seed: int) 
         eval_pull=dataclasses.replace(cfg.eval_pull, max_resistance_n=resistance),
     )
     env = make_env("g1-pull", cfg, sims, "mjbatch", seed)
-    env.curriculum.level = resistance
+    env.curriculum.restore(resistance)
     obs, _ = env.reset()
     steps = round(seconds / env.control_dt)
     x0 = env.engine.qpos[:, 0].copy()

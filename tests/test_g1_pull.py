@@ -42,7 +42,13 @@ from simreal.tasks.g1_pull.gait import (
     swing_lift,
 )
 from simreal.tasks.g1_pull.observations import GAIT_OBSERVATION, walking_command
-from simreal.tasks.g1_pull.rewards import feet_air_time, track_lin_vel, track_yaw_rate
+from simreal.tasks.g1_pull.rewards import (
+    feet_air_time,
+    heading,
+    track_lin_vel,
+    track_rail_vel,
+    track_yaw_rate,
+)
 from simreal.training import warm_start_weights
 
 FORCE_RUN = Path(__file__).resolve().parent.parent / "results" / "g1" / "force-run"
@@ -532,3 +538,20 @@ def test_walking_command_and_walking_rewards():
     touchdown = np.array([[0.5, 0.0], [0.0, 0.3], [0.5, 0.0]])
     walking = np.array([True, True, False])
     np.testing.assert_allclose(feet_air_time(touchdown, 0.4, walking), [0.1, -0.1, 0.0])
+
+
+def test_rail_velocity_and_heading_pay_nothing_for_walking_after_turning_around():
+    """A backward puller (command vx -0.3) that turned by pi walks at -0.3 m/s in its
+    heading frame, i.e. at +0.3 m/s along the rails, towards the cart."""
+    command = np.array([[-0.3, 0.0, 0.0]])
+    env = make(1)
+    env.reset()
+    q = env.engine.qpos
+    q[0, 3:7] = [0.0, 0.0, 0.0, 1.0]  # yawed by pi
+    env.engine.qvel[0, 0:3] = [0.3, 0.0, 0.0]  # world frame: towards the cart
+    in_heading = env.to_heading(env.engine.qvel[:, 0:3])
+    assert track_lin_vel(in_heading, command, 0.15)[0] == pytest.approx(1.0)
+    assert track_rail_vel(env.engine.qvel[:, 0:3], command, 0.15)[0] < 1e-6
+    assert abs(env.yaw()[0]) == pytest.approx(np.pi)
+    assert heading(env.yaw(), 0.3)[0] < 1e-6
+    assert heading(np.zeros(1), 0.3)[0] == 1.0

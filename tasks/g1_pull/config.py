@@ -12,6 +12,8 @@ from simreal.tasks.g1_force.config import REWARD_TERMS as G1_REWARD_TERMS
 REWARD_TERMS = (
     *G1_REWARD_TERMS,
     "track_lin_vel",
+    "track_rail_vel",
+    "heading",
     "track_yaw_rate",
     "feet_air_time",
     "feet_phase_contact",
@@ -144,6 +146,7 @@ class G1PullConfig(G1Config):
     eval_pull: EvalPullConfig = field(default_factory=EvalPullConfig)
     lin_vel_sigma_m_s: float = 0.25
     yaw_rate_sigma: float = 0.5
+    heading_sigma_rad: float = 0.3
     feet_air_time_s: float = 0.3
     """feet_air_time pays (air time - this) at every touchdown while a speed is commanded."""
     gait_period_s: float = 0.8
@@ -164,7 +167,9 @@ class G1PullConfig(G1Config):
         default_factory=lambda: {
             **G1_REWARD_WEIGHTS,
             "joint_deviation": -0.02,  # walking moves the legs away from the default pose
-            "track_lin_vel": 1.5,
+            "track_lin_vel": 0.0,
+            "track_rail_vel": 2.0,
+            "heading": 1.0,
             "track_yaw_rate": 0.5,
             "feet_air_time": 1.0,
             "feet_phase_contact": 1.0,
@@ -174,8 +179,10 @@ class G1PullConfig(G1Config):
 
     def validate(self) -> None:
         super().validate()
-        if self.lin_vel_sigma_m_s <= 0 or self.yaw_rate_sigma <= 0:
-            raise ValueError("lin_vel_sigma_m_s and yaw_rate_sigma must be positive")
+        if min(self.lin_vel_sigma_m_s, self.yaw_rate_sigma, self.heading_sigma_rad) <= 0:
+            raise ValueError(
+                "lin_vel_sigma_m_s, yaw_rate_sigma and heading_sigma_rad must be positive"
+            )
         if self.gait_reference_rad < 0 or self.gait_stride_gain < 0:
             raise ValueError(
                 f"gait_reference_rad and gait_stride_gain must be >= 0, got "

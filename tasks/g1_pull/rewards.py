@@ -12,6 +12,19 @@ def track_lin_vel(base_lin_vel: np.ndarray, command: np.ndarray, sigma: float) -
     return np.exp(-error / sigma**2)
 
 
+def track_rail_vel(world_lin_vel: np.ndarray, command: np.ndarray, sigma: float) -> np.ndarray:
+    """Horizontal base velocity (N, 2+) in the world frame close to the command (N, 2+)
+    read along the rails (world x): unlike track_lin_vel it pays nothing to a robot that
+    walks at the commanded speed after turning away from the rails (session 7 found the
+    heading-frame term rewarding exactly that: backward walkers spun by 2-3 rad)."""
+    return track_lin_vel(world_lin_vel, command, sigma)
+
+
+def heading(yaw: np.ndarray, sigma: float) -> np.ndarray:
+    """Facing along the rails (yaw 0, both pull directions), Gaussian in yaw (N,), rad."""
+    return np.exp(-np.square(yaw) / sigma**2)
+
+
 def track_yaw_rate(yaw_rate: np.ndarray, command: np.ndarray, sigma: float) -> np.ndarray:
     """Base yaw rate (N,) close to the commanded one (N,), rad/s."""
     return np.exp(-np.square(yaw_rate - command) / sigma**2)
