@@ -119,12 +119,13 @@ def new_run(args: argparse.Namespace) -> tuple[OnPolicyRunner, Path]:
     distributed = Distributed.from_env()
     distributed.check_same_config(_compared(config))
     env, eval_env, train_cfg, terms = build_envs(config, distributed)
-    weights = None
+    weights, curriculum = None, {}
     if getattr(args, "init_from", None) is not None:  # checked before the run dir exists
         ckpt, weights = warm_start_weights(
             args.init_from, env, train_cfg.model, None if args.gym else name
         )
         config["init_from"] = str(ckpt)
+        curriculum = source_curriculum(ckpt)
     run_dir = None
     if distributed.is_main:
         run_dir = new_run_dir(args.out, name.replace("/", "_"), train_cfg.seed)
@@ -137,7 +138,18 @@ def new_run(args: argparse.Namespace) -> tuple[OnPolicyRunner, Path]:
     )
     if weights is not None:
         runner.model.load_state_dict(weights)
+    if curriculum and hasattr(env, "restore_curriculum"):
+        env.restore_curriculum(curriculum)
     return runner, run_dir
+
+
+def source_curriculum(ckpt: Path) -> dict[str, float]:
+    """The curriculum levels a warm start's source checkpoint reached. The new task takes
+    the levels it knows (a g1-pull fine-tune, e.g. with a calibration overlay, goes on at
+    the source's load instead of climbing back from the start); others are ignored."""
+    from simreal.policies.checkpoint import load_checkpoint
+
+    return dict(load_checkpoint(ckpt).get("curriculum", {}))
 
 
 def _compared(config: dict[str, Any]) -> dict[str, Any]:

@@ -555,3 +555,20 @@ def test_rail_velocity_and_heading_pay_nothing_for_walking_after_turning_around(
     assert abs(env.yaw()[0]) == pytest.approx(np.pi)
     assert heading(env.yaw(), 0.3)[0] < 1e-6
     assert heading(np.zeros(1), 0.3)[0] == 1.0
+
+
+def test_a_warm_start_between_g1_pull_runs_goes_on_at_the_source_load(tmp_path, capsys):
+    """A fine-tune (e.g. with a calibration overlay) starts at the load the source reached."""
+    source = tmp_path / "source"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "results/g1/pull-run-2", source)
+    ckpt = resolve_checkpoint(source)
+    state = torch.load(ckpt, map_location="cpu", weights_only=False)
+    state["curriculum"] = {"load_resistance_n": 80.0}
+    torch.save(state, ckpt)
+    out = tmp_path / "runs"
+    args = ["train", "g1-pull", "--init-from", str(source), "--envs", "2", "--steps", "1"]
+    args += ["--out", str(out), "--set", "task.load.curriculum=per_sim"]
+    assert main([*args, "--set", "train.eval_episodes=2"]) == 0, capsys.readouterr().err
+    (run,) = (out / "g1-pull").iterdir()
+    saved = torch.load(resolve_checkpoint(run), map_location="cpu", weights_only=False)
+    assert saved["curriculum"]["load_resistance_n"] == pytest.approx(80.0)
