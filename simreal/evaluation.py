@@ -25,7 +25,9 @@ def is_baseline(path: Path | str) -> bool:
 
 
 def load_policy(path: Path) -> tuple[Policy, dict[str, Any]]:
-    """A policy callable and the run config it came with, from a run dir or an ONNX file."""
+    """A policy callable and the run config it came with, from a run dir (its latest
+    checkpoint), one checkpoint of a run (RUN/checkpoints/model_*.pt: comparing policies
+    at equal training budgets) or an ONNX file."""
     if path.suffix == ".onnx":
         from simreal.deploy.runtime import OnnxPolicy
 
@@ -38,15 +40,17 @@ def load_policy(path: Path) -> tuple[Policy, dict[str, Any]]:
             "task_config": json.loads(meta["task_config"]) if "task_config" in meta else None,
         }
         return policy, config
-    if path.is_dir():
+    if path.is_dir() or (path.is_file() and path.suffix == ".pt"):
         import torch
 
         from simreal.policies.checkpoint import latest_checkpoint, load_actor_critic
 
-        config = read_config(path)
-        ckpt = latest_checkpoint(path / "checkpoints")
-        if ckpt is None:
-            raise FileNotFoundError(f"{path}: run has no checkpoint yet")
+        if path.is_dir():
+            config, ckpt = read_config(path), latest_checkpoint(path / "checkpoints")
+            if ckpt is None:
+                raise FileNotFoundError(f"{path}: run has no checkpoint yet")
+        else:
+            config, ckpt = read_config(path.parent.parent), path
         model = load_actor_critic(ckpt)
 
         def act(obs: np.ndarray) -> np.ndarray:
@@ -54,7 +58,7 @@ def load_policy(path: Path) -> tuple[Policy, dict[str, Any]]:
                 return model.act_inference(torch.from_numpy(obs)).numpy()
 
         return act, config
-    raise FileNotFoundError(f"{path}: neither a run directory nor an .onnx file")
+    raise FileNotFoundError(f"{path}: neither a run directory, a .pt checkpoint nor an .onnx file")
 
 
 def make_eval_env(config: dict[str, Any], num_envs: int, engine: str, seed: int, task: str | None):

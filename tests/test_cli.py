@@ -173,6 +173,10 @@ def test_eval_is_repeatable(tmp_path, capsys):
         results.append(printed_json(capsys.readouterr().out))
     assert results[0] == results[1]
     assert Path(results[0]["policy"]) == run
+    (ckpt,) = (run / "checkpoints").iterdir()  # one checkpoint of a run: the same policy
+    assert main(["eval", str(ckpt), "--episodes", "3", "--seed", "4"]) == 0
+    from_file = printed_json(capsys.readouterr().out)
+    assert from_file["return_mean"] == results[0]["return_mean"]
 
 
 def test_eval_set_changes_the_task_config(tmp_path, capsys):
