@@ -45,6 +45,7 @@ from simreal.tasks.g1_pull.observations import GAIT_OBSERVATION, walking_command
 from simreal.tasks.g1_pull.rewards import (
     feet_air_time,
     heading,
+    tow,
     track_lin_vel,
     track_rail_vel,
     track_yaw_rate,
@@ -572,3 +573,9 @@ def test_a_warm_start_between_g1_pull_runs_goes_on_at_the_source_load(tmp_path, 
     (run,) = (out / "g1-pull").iterdir()
     saved = torch.load(resolve_checkpoint(run), map_location="cpu", weights_only=False)
     assert saved["curriculum"]["load_resistance_n"] == pytest.approx(80.0)
+
+
+def test_tow_pays_the_share_of_the_resistance_the_rope_pulls_while_walking():
+    force, resistance = np.array([0.0, 50.0, 150.0, 150.0]), np.full(4, 100.0)
+    walking = np.array([True, True, True, False])
+    np.testing.assert_allclose(tow(force, resistance, walking), [0.0, 0.5, 1.0, 0.0])

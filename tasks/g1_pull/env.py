@@ -296,6 +296,7 @@ class G1PullEnv(G1Env):
                 env.engine.qvel[:, 0:3], env.command, c.lin_vel_sigma_m_s
             ),
             "heading": lambda env: rewards.heading(env.yaw(), c.heading_sigma_rad),
+            "tow": lambda env: rewards.tow(env.handle_force_n, env.resistance, env.walking()),
             "track_yaw_rate": lambda env: rewards.track_yaw_rate(
                 env.base_yaw_rate(), env.command[:, 2], c.yaw_rate_sigma
             ),

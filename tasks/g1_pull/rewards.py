@@ -25,6 +25,16 @@ def heading(yaw: np.ndarray, sigma: float) -> np.ndarray:
     return np.exp(-np.square(yaw) / sigma**2)
 
 
+def tow(handle_force: np.ndarray, resistance: np.ndarray, walking: np.ndarray) -> np.ndarray:
+    """Keeping the cart rolling while walking: the handle force (N,) as a share of the
+    cart's rolling resistance (N,), at most 1 (a rolling cart pulls back with exactly its
+    resistance; a slack rope or a stopped cart pulls less). The pulling metric takes the
+    least force over 2 s, so a gait that jerks the rope taut and lets it go slack scores
+    its slack moments (session 7: 15-140 N swings behind a 75 N cart)."""
+    share = np.clip(handle_force / np.maximum(resistance, 1.0), 0.0, 1.0)
+    return share * walking
+
+
 def track_yaw_rate(yaw_rate: np.ndarray, command: np.ndarray, sigma: float) -> np.ndarray:
     """Base yaw rate (N,) close to the commanded one (N,), rad/s."""
     return np.exp(-np.square(yaw_rate - command) / sigma**2)
