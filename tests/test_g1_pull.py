@@ -47,7 +47,6 @@ from simreal.tasks.g1_pull.rewards import (
     heading,
     tow,
     track_lin_vel,
-    track_rail_vel,
     track_yaw_rate,
 )
 from simreal.training import warm_start_weights
@@ -552,7 +551,7 @@ def test_rail_velocity_and_heading_pay_nothing_for_walking_after_turning_around(
     env.engine.qvel[0, 0:3] = [0.3, 0.0, 0.0]  # world frame: towards the cart
     in_heading = env.to_heading(env.engine.qvel[:, 0:3])
     assert track_lin_vel(in_heading, command, 0.15)[0] == pytest.approx(1.0)
-    assert track_rail_vel(env.engine.qvel[:, 0:3], command, 0.15)[0] < 1e-6
+    assert track_lin_vel(env.engine.qvel[:, 0:3], command, 0.15)[0] < 1e-6  # world frame
     assert abs(env.yaw()[0]) == pytest.approx(np.pi)
     assert heading(env.yaw(), 0.3)[0] < 1e-6
     assert heading(np.zeros(1), 0.3)[0] == 1.0

@@ -292,7 +292,7 @@ class G1PullEnv(G1Env):
             "track_lin_vel": lambda env: rewards.track_lin_vel(
                 env.to_heading(env.engine.qvel[:, 0:3]), env.command, c.lin_vel_sigma_m_s
             ),
-            "track_rail_vel": lambda env: rewards.track_rail_vel(
+            "track_rail_vel": lambda env: rewards.track_lin_vel(
                 env.engine.qvel[:, 0:3], env.command, c.lin_vel_sigma_m_s
             ),
             "heading": lambda env: rewards.heading(env.yaw(), c.heading_sigma_rad),

@@ -7,17 +7,13 @@ import numpy as np
 
 
 def track_lin_vel(base_lin_vel: np.ndarray, command: np.ndarray, sigma: float) -> np.ndarray:
-    """Horizontal base velocity (N, 2+) in the heading frame close to the command (N, 2+)."""
+    """Horizontal base velocity (N, 2+) close to the command (N, 2+), in the frame the
+    caller chooses: g1-pull's `track_lin_vel` passes the heading frame, `track_rail_vel`
+    the world frame (along the rails), which pays nothing to a robot walking at the
+    commanded speed after turning away from the rails (session 7: backward walkers spun
+    by 2-3 rad under the heading-frame term)."""
     error = np.sum(np.square(base_lin_vel[:, :2] - command[:, :2]), axis=1)
     return np.exp(-error / sigma**2)
-
-
-def track_rail_vel(world_lin_vel: np.ndarray, command: np.ndarray, sigma: float) -> np.ndarray:
-    """Horizontal base velocity (N, 2+) in the world frame close to the command (N, 2+)
-    read along the rails (world x): unlike track_lin_vel it pays nothing to a robot that
-    walks at the commanded speed after turning away from the rails (session 7 found the
-    heading-frame term rewarding exactly that: backward walkers spun by 2-3 rad)."""
-    return track_lin_vel(world_lin_vel, command, sigma)
 
 
 def heading(yaw: np.ndarray, sigma: float) -> np.ndarray:
