@@ -153,7 +153,7 @@ class OnPolicyRunner:
             "wall_time_s": self.wall_time_s,
             "best_eval_return": self.best_eval_return,
             "model_spec": self.model_spec(),
-            "curriculum": self.curriculum_state(),
+            "curriculum": self.curriculum_checkpoint(),
             "model_cfg": self.cfg.model,
         }
         return save_checkpoint(self.checkpoint_dir, self.iteration, state)
@@ -183,6 +183,11 @@ class OnPolicyRunner:
         """The task's curriculum levels; none for environments without one (Gymnasium)."""
         state = getattr(self.env, "curriculum_state", None)
         return state() if state is not None else {}
+
+    def curriculum_checkpoint(self) -> dict:
+        """The curriculum as checkpoints keep it (Env.curriculum_checkpoint)."""
+        state = getattr(self.env, "curriculum_checkpoint", None)
+        return state() if state is not None else self.curriculum_state()
 
     def policy_fn(self):
         def act(obs: np.ndarray) -> np.ndarray:

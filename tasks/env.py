@@ -165,8 +165,13 @@ class TaskEnv(ABC):
         on at the level it reached instead of starting over."""
         return {}
 
-    def restore_curriculum(self, state: dict[str, float]) -> None:
-        """Set the levels `curriculum_state` returned (from a checkpoint)."""
+    def curriculum_checkpoint(self) -> dict:
+        """What a checkpoint keeps of the curriculum: the logged levels, plus whatever a
+        task needs to resume exactly where it stopped (g1-pull: every simulation's level)."""
+        return self.curriculum_state()
+
+    def restore_curriculum(self, state: dict) -> None:
+        """Set the levels `curriculum_checkpoint` returned (from a checkpoint)."""
         return None
 
     def reset(self) -> tuple[np.ndarray, np.ndarray]:

@@ -353,6 +353,10 @@ def test_per_simulation_curriculum_moves_each_simulation_alone():
     assert c.levels[0] == 40.0 and c.level == pytest.approx(80.0 / 3)
     c.restore(35.0)
     np.testing.assert_array_equal(c.levels, [35.0, 35.0, 35.0])
+    c.restore(np.array([20.0, 30.0, 90.0]))  # a checkpoint's own levels, clipped
+    np.testing.assert_array_equal(c.levels, [20.0, 30.0, 40.0])
+    c.restore(np.array([20.0, 30.0]))  # another simulation count: their mean
+    np.testing.assert_array_equal(c.levels, [25.0, 25.0, 25.0])
 
 
 def test_per_simulation_load_levels_reach_the_carts():
@@ -370,6 +374,20 @@ def test_per_simulation_load_levels_reach_the_carts():
     np.testing.assert_allclose(env.resistance, env.curriculum.levels)
     with pytest.raises(ValueError, match=r"load\.curriculum"):
         LoadConfig(curriculum="global").validate()
+
+
+def test_a_resumed_per_simulation_run_gets_every_simulation_its_own_level_back():
+    env = make(3, load=LoadConfig(curriculum="per_sim"))
+    env.curriculum.levels[:] = [20.0, 50.0, 80.0]
+    state = env.curriculum_checkpoint()
+    assert state["load_resistance_n"] == pytest.approx(50.0)
+    resumed = make(3, load=LoadConfig(curriculum="per_sim"))
+    resumed.restore_curriculum(state)
+    np.testing.assert_array_equal(resumed.curriculum.levels, [20.0, 50.0, 80.0])
+    assert set(resumed.curriculum_state()) == {"load_resistance_n"}  # what is logged
+    fall_rate = make(3)
+    fall_rate.restore_curriculum(state)
+    assert fall_rate.curriculum.level == pytest.approx(50.0)
 
 
 def test_hold_time_must_fit_in_the_evaluation_episode():

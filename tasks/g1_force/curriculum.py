@@ -57,9 +57,14 @@ class PerSimulationCurriculum:
         """The mean level (logged and checkpointed)."""
         return float(self.levels.mean())
 
-    def restore(self, level: float) -> None:
-        """Resume every simulation at `level` (the checkpointed mean), within range."""
-        self.levels[:] = float(np.clip(level, self.start, self.maximum))
+    def restore(self, level: float | np.ndarray) -> None:
+        """Resume at `level`, within range: one level per simulation when the checkpoint
+        kept them for as many simulations as this run has, else every simulation at their
+        mean (a warm start with another simulation count, or a fall-rate checkpoint)."""
+        level = np.asarray(level, dtype=float)
+        if level.shape != self.levels.shape:
+            level = np.full_like(self.levels, level.mean())
+        self.levels[:] = np.clip(level, self.start, self.maximum)
 
     def record(self, sims: np.ndarray, failed: np.ndarray) -> None:
         """Episodes of simulations `sims` ended, `failed` (bool) of them unsuccessfully."""

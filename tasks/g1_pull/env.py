@@ -135,8 +135,20 @@ class G1PullEnv(G1Env):
     def curriculum_state(self) -> dict[str, float]:
         return {} if self.cfg.evaluation else {"load_resistance_n": self.curriculum.level}
 
-    def restore_curriculum(self, state: dict[str, float]) -> None:
-        if "load_resistance_n" in state:
+    def curriculum_checkpoint(self) -> dict:
+        state: dict = self.curriculum_state()
+        if state and isinstance(self.curriculum, PerSimulationCurriculum):
+            state["load_resistance_n_per_sim"] = self.curriculum.levels.tolist()
+        return state
+
+    def restore_curriculum(self, state: dict) -> None:
+        """Every simulation's own level when the checkpoint has them (a resumed per-sim
+        run); otherwise the checkpointed mean (a fall-rate run, or a warm start)."""
+        if "load_resistance_n_per_sim" in state and isinstance(
+            self.curriculum, PerSimulationCurriculum
+        ):
+            self.curriculum.restore(np.asarray(state["load_resistance_n_per_sim"], float))
+        elif "load_resistance_n" in state:
             self.curriculum.restore(state["load_resistance_n"])
 
     def reset_loads(self, ids: np.ndarray) -> None:
