@@ -41,6 +41,7 @@ class DAgger:
         self.expert = torch.zeros(cfg.buffer_rows, n_actions)
         self.size = 0
         self.head = 0
+        self.expert_share = 1.0
         self.generator = torch.Generator().manual_seed(seed)
         self.set_learning_rate(cfg.learning_rate)
 
@@ -57,15 +58,34 @@ class DAgger:
             return 0.0
         return max(0.0, 1.0 - iteration / self.cfg.expert_iterations)
 
+    # The rollout interface the runner drives, shared with PPO.
+    @property
+    def steps_per_iteration(self) -> int:
+        return self.cfg.steps_per_iteration
+
+    wants_expert = True
+
+    def begin_iteration(self, iteration: int) -> None:
+        self.expert_share = self.beta(iteration)
+
     @torch.no_grad()
-    def act(self, obs: torch.Tensor, expert: torch.Tensor, beta: float) -> torch.Tensor:
-        """The action to execute, and the (state, expert action) pair stored."""
+    def act(
+        self, obs: torch.Tensor, critic_obs: torch.Tensor, expert: torch.Tensor
+    ) -> torch.Tensor:
+        """The action to execute (the expert's with probability `expert_share`), and the
+        (state, expert action) pair stored. The critic's observation is not used."""
         self.distributed.update_normalizers([(self.model.obs_normalizer, obs)])
         self._store(obs, expert)
         mean = self.model.act_inference(obs)
-        take_expert = torch.rand(obs.shape[0], 1, generator=self.generator) < beta
+        take_expert = torch.rand(obs.shape[0], 1, generator=self.generator) < self.expert_share
         action = torch.where(take_expert, expert, mean)
         return action + self.cfg.action_noise * torch.randn(action.shape, generator=self.generator)
+
+    def record(self, step) -> None:
+        """Rewards are not learned from: act() already stored the labelled state."""
+
+    def finish_rollout(self, critic_obs: torch.Tensor) -> None:
+        """No returns to compute."""
 
     def _store(self, obs: torch.Tensor, expert: torch.Tensor) -> None:
         rows = torch.arange(self.head, self.head + obs.shape[0]) % self.cfg.buffer_rows

@@ -40,6 +40,18 @@ class PPO:
         )
         self.generator = torch.Generator().manual_seed(seed)
 
+    @property
+    def steps_per_iteration(self) -> int:
+        return self.cfg.num_steps_per_env
+
+    @property
+    def wants_expert(self) -> bool:
+        """Whether act() needs the expert's actions (the imitation term is on)."""
+        return self.cfg.imitation_coef > 0
+
+    def begin_iteration(self, iteration: int) -> None:
+        """Nothing to set per iteration (DAgger sets its expert share here)."""
+
     @torch.no_grad()
     def act(
         self, obs: torch.Tensor, critic_obs: torch.Tensor, expert: torch.Tensor | None = None
@@ -85,10 +97,12 @@ class PPO:
         last_values = self.model.value(critic_obs)
         self.storage.compute_returns(last_values, self.cfg.gamma, self.cfg.lam)
 
-    def update(self, imitation: float = 0.0) -> dict[str, float]:
-        """PPO epochs over the stored rollout; `imitation` weights the DAgger term (the
-        squared distance of the mean action from the stored expert actions)."""
+    def update(self, imitation: float | None = None) -> dict[str, float]:
+        """PPO epochs over the stored rollout; `imitation` (default: the config's
+        imitation_coef) weights the DAgger term (the squared distance of the mean action
+        from the stored expert actions)."""
         cfg = self.cfg
+        imitation = cfg.imitation_coef if imitation is None else imitation
         totals = {"value_loss": 0.0, "surrogate_loss": 0.0, "entropy": 0.0, "kl": 0.0}
         if imitation > 0:
             totals["imitation_loss"] = 0.0

@@ -117,6 +117,7 @@ class OnPolicyRunner:
             if cfg.algorithm == "dagger"
             else None
         )
+        self.algorithm: PPO | DAgger = self.dagger or self.ppo  # what the rollout drives
         self.reward_terms = reward_terms or []
         self.iteration = 0
         self.env_steps = 0
@@ -145,7 +146,7 @@ class OnPolicyRunner:
         state = {
             "model": self.model.state_dict(),
             "optimizer": self.ppo.optimizer.state_dict(),
-            "learning_rate": (self.ppo if self.dagger is None else self.dagger).learning_rate,
+            "learning_rate": self.algorithm.learning_rate,
             "generator": self.ppo.generator.get_state(),
             "torch_rng": torch.get_rng_state(),
             "iteration": self.iteration,
@@ -165,8 +166,7 @@ class OnPolicyRunner:
         state = load_checkpoint(path)
         self.model.load_state_dict(state["model"])
         self.ppo.optimizer.load_state_dict(_split_parameter_groups(state["optimizer"], self.ppo))
-        if self.dagger is None:
-            self.ppo.set_learning_rate(state["learning_rate"])
+        self.algorithm.set_learning_rate(state["learning_rate"])
         self.ppo.generator.set_state(state["generator"])
         torch.set_rng_state(state["torch_rng"])
         self.iteration = state["iteration"]
@@ -234,32 +234,27 @@ class OnPolicyRunner:
         obs, critic_obs = torch.from_numpy(obs_np), torch.from_numpy(critic_np)
         recent_returns: deque[float] = deque(maxlen=100)
         recent_lengths: deque[float] = deque(maxlen=100)
-        rollout_steps = (
-            cfg.ppo.num_steps_per_env if self.dagger is None else cfg.dagger.steps_per_iteration
+        algorithm = self.algorithm
+        batch_steps = (
+            algorithm.steps_per_iteration * self.env.num_envs * self.distributed.world_size
         )
-        batch_steps = rollout_steps * self.env.num_envs * self.distributed.world_size
         start = time.perf_counter() - self.wall_time_s
         while self.stopped_by is None:
             t0 = time.perf_counter()
             terms: dict[str, list[float]] = {}
             outcomes: dict[str, list[float]] = {}
             unstable = 0
+            algorithm.begin_iteration(self.iteration)
             with torch.inference_mode():
-                imitation = cfg.ppo.imitation_coef
-                beta = self.dagger.beta(self.iteration) if self.dagger is not None else 0.0
-                for _ in range(rollout_steps):
+                for _ in range(algorithm.steps_per_iteration):
                     expert = (
                         torch.from_numpy(self.env.expert_action())
-                        if imitation > 0 or self.dagger is not None
+                        if algorithm.wants_expert
                         else None
                     )
-                    if self.dagger is not None:
-                        actions = self.dagger.act(obs, expert, beta)
-                    else:
-                        actions = self.ppo.act(obs, critic_obs, expert)
+                    actions = algorithm.act(obs, critic_obs, expert)
                     step = self.env.step(actions.numpy())
-                    if self.dagger is None:
-                        self.ppo.record(step)
+                    algorithm.record(step)
                     obs, critic_obs = torch.from_numpy(step.obs), torch.from_numpy(step.critic_obs)
                     unstable += int(step.info.get("unstable_resets", 0))
                     episode = step.info.get("episode")
@@ -271,9 +266,8 @@ class OnPolicyRunner:
                         for name, values in episode.items():
                             if name not in ("return", "length") and "/" not in name:
                                 outcomes.setdefault(name, []).extend(np.ravel(values).tolist())
-                if self.dagger is None:
-                    self.ppo.finish_rollout(critic_obs)
-            losses = self.ppo.update(imitation) if self.dagger is None else self.dagger.update()
+                algorithm.finish_rollout(critic_obs)
+            losses = algorithm.update()
             self.iteration += 1
             self.env_steps += batch_steps
             self.wall_time_s = time.perf_counter() - start

@@ -467,7 +467,8 @@ def test_dagger_learns_the_expert_on_its_own_states_and_its_buffer_keeps_the_lat
     with torch.inference_mode():
         for t in range(6):  # 48 rows into a buffer of 40: the oldest 8 drop out
             obs = observations(8, seed=t)
-            executed = dagger.act(obs, expert_of(obs), beta=1.0)
+            dagger.begin_iteration(0)  # beta 1: the expert acts
+            executed = dagger.act(obs, obs, expert_of(obs))
             torch.testing.assert_close(executed, expert_of(obs), atol=0.5, rtol=0)
     assert dagger.size == 40 and dagger.head == 8
     torch.testing.assert_close(dagger.obs[:8], observations(8, seed=5))
