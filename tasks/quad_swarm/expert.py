@@ -34,6 +34,7 @@ import numpy as np
 
 from simreal.tasks.quad_swarm.config import ExpertConfig
 from simreal.tasks.quad_swarm.geodesic import FloorGrid, path_distance
+from simreal.tasks.quad_swarm.neighbours import other_drones
 
 
 def path_direction(
@@ -98,10 +99,8 @@ def drone_push(
 ) -> np.ndarray:
     """(S, N, 3) push away from the other active drones (active (S, N) bool) within
     `margin` m, with a clockwise horizontal turn of it weighted `yield_gain`."""
-    n = pos.shape[1]
-    rel = pos[:, :, None, :] - pos[:, None, :, :]
-    dist = np.linalg.norm(rel, axis=-1)
-    dist[:, np.arange(n), np.arange(n)] = np.inf
+    to_other, dist = other_drones(pos)
+    rel = -to_other  # away from each other drone
     dist = np.where(active[:, None, :], dist, np.inf)
     weight = np.clip((margin - dist) / (margin - collision_distance), 0.0, 1.5)
     push = np.sum(weight[..., None] * rel / np.maximum(dist[..., None], 1e-9), axis=2)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from simreal.tasks.quad_swarm.neighbours import other_drones
 from simreal.tasks.rotations import quat_to_matrix
 
 SELF_SIZE_WITHOUT_ACTION = 21
@@ -60,9 +61,7 @@ def observation_structure(k: int, m: int, action_size: int, path: bool = False) 
 def neighbour_tokens(pos: np.ndarray, vel: np.ndarray, k: int) -> np.ndarray:
     """(S, N, k, 7): the k nearest other drones, nearest first."""
     s, n, _ = pos.shape
-    rel = pos[:, None, :, :] - pos[:, :, None, :]  # [s, self, other, 3]
-    dist = np.linalg.norm(rel, axis=-1)
-    dist[:, np.arange(n), np.arange(n)] = np.inf
+    rel, dist = other_drones(pos)  # [s, self, other]
     count = min(k, n - 1)
     order = np.argsort(dist, axis=2)[:, :, :count]
     tokens = np.zeros((s, n, k, NEIGHBOUR_TOKEN))

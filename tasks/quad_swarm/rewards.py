@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from simreal.tasks.quad_swarm.neighbours import other_drones
+
 
 def approach(goal_dist: np.ndarray) -> np.ndarray:
     """1 / (1 + d): 1 at the goal, 0.5 one metre away, ~0.1 across the room."""
@@ -27,10 +29,7 @@ def speed(lin_vel: np.ndarray) -> np.ndarray:
 
 def nearest_drone_gap(pos: np.ndarray) -> np.ndarray:
     """Centre-to-centre distance (m) to the nearest other drone of the same simulation."""
-    n = pos.shape[1]
-    gap = np.linalg.norm(pos[:, None, :, :] - pos[:, :, None, :], axis=-1)
-    gap[:, np.arange(n), np.arange(n)] = np.inf
-    return gap.min(axis=2)
+    return other_drones(pos)[1].min(axis=2)
 
 
 def nearest_column_gap(
