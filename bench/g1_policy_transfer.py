@@ -18,7 +18,7 @@ twice with `simreal eval`: on the model they were trained on (their simulated pe
 on the perturbed robot (`--calibration FOLDER/truth.yaml`). Printed and written: both
 peaks per direction and how much of its simulated peak each policy keeps.
 
-    python bench/g1_policy_transfer.py calibrate FOLDER [--seed 7] [--passes 3]
+    python bench/g1_policy_transfer.py calibrate FOLDER [--seed 7] [--passes 3] [--scale 1]
     python bench/g1_policy_transfer.py evaluate FOLDER --nominal RUN --calibrated RUN
         [--episodes 32] [--json FILE]
 """
@@ -46,9 +46,9 @@ PEAKS = ("peak_pull_force_backward_n", "peak_pull_force_forward_n")
 FIELDS = ("kp_scale", "kd_scale", "armature", "friction_coulomb", "friction_viscous")
 
 
-def calibrate(folder: Path, seed: int, passes: int) -> None:
+def calibrate(folder: Path, seed: int, passes: int, scale: float) -> None:
     folder.mkdir(parents=True, exist_ok=True)
-    truth = random_perturbation(seed, JOINT_NAMES)
+    truth = random_perturbation(seed, JOINT_NAMES, scale)
     (folder / "truth.yaml").write_text(yaml.safe_dump(truth, sort_keys=False))
     hidden = parse_overlay(truth)
     out = folder / "overlay.yaml"
@@ -69,6 +69,7 @@ def calibrate(folder: Path, seed: int, passes: int) -> None:
     report = {
         "command": "python bench/g1_policy_transfer.py " + " ".join(sys.argv[1:]),
         "seed": seed,
+        "scale": scale,
         "passes": errors,
     }
     (folder / "calibration.json").write_text(json.dumps(report, indent=2) + "\n")
@@ -141,6 +142,9 @@ def main(argv: list[str] | None = None) -> None:
     c.add_argument("folder", type=Path)
     c.add_argument("--seed", type=int, default=7)
     c.add_argument("--passes", type=int, default=3)
+    c.add_argument(
+        "--scale", type=float, default=1.0, help="widen the perturbation's ranges (x this)"
+    )
     e = sub.add_parser("evaluate")
     e.add_argument("folder", type=Path)
     e.add_argument("--nominal", required=True, help="run (or ONNX) trained without an overlay")
@@ -149,7 +153,7 @@ def main(argv: list[str] | None = None) -> None:
     e.add_argument("--json", type=Path)
     args = p.parse_args(argv)
     if args.step == "calibrate":
-        calibrate(args.folder, args.seed, args.passes)
+        calibrate(args.folder, args.seed, args.passes, args.scale)
         return
     report = {
         "command": "python bench/g1_policy_transfer.py " + " ".join(sys.argv[1:]),

@@ -250,3 +250,21 @@ def test_groups_fitted_into_one_overlay_use_each_others_offsets(tmp_path):
         "waist_pitch_joint",
     }
     assert errors[0] > 0.005 and errors[2] < 0.005 and errors[2] < errors[0] / 3, errors
+
+
+def test_a_wider_perturbation_is_the_same_robot_pushed_further():
+    """`scale` widens the ranges about nominal without redrawing: every deviation of the
+    scale-2 robot is twice the scale-1 one (until a scale floors at 0.3), and the result
+    is a valid overlay."""
+    one, two = (random_perturbation(3, JOINT_NAMES, s) for s in (1.0, 2.0))
+    assert two["latency_ms"] == pytest.approx(2 * one["latency_ms"])
+    assert np.allclose(two["imu"]["gyro_bias"], 2 * np.array(one["imu"]["gyro_bias"]))
+    for name in JOINT_NAMES:
+        a, b = one["joints"][name], two["joints"][name]
+        assert b["encoder_offset"] == pytest.approx(2 * a["encoder_offset"])
+        assert b["kp_scale"] - 1 == pytest.approx(max(2 * (a["kp_scale"] - 1), -0.7))
+        assert b["friction_coulomb"] - 0.1 == pytest.approx(2 * (a["friction_coulomb"] - 0.1))
+    assert max(abs(j["kp_scale"] - 1) for j in two["joints"].values()) > 0.2
+    parse_overlay(two)
+    with pytest.raises(ValueError, match="scale"):
+        random_perturbation(3, JOINT_NAMES, 0.0)
