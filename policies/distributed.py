@@ -190,9 +190,17 @@ class Distributed:
             return reason if self.is_main else None
         return "rank 0 stopped"
 
-    def close(self) -> None:
-        if self.enabled and dist.is_initialized():
-            dist.destroy_process_group()
+    def close(self, clean: bool = True) -> None:
+        """Leave the job. After a clean run every rank first waits at a barrier, so none
+        tears its process group down while another still works (rank 0 saves and plots
+        after the last iteration): a gloo rank that destroyed its group and exited early
+        could abort in teardown ("terminate called without an active exception"). After
+        an error there is no barrier: the other ranks may never reach it."""
+        if not (self.enabled and dist.is_initialized()):
+            return
+        if clean:
+            dist.barrier()
+        dist.destroy_process_group()
 
 
 def _flatten(config: Any, prefix: str = "") -> dict[str, Any]:

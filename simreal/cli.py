@@ -346,11 +346,14 @@ def cmd_train(args: argparse.Namespace) -> int:
     try:
         runner.learn()
     except KeyboardInterrupt:
+        runner.distributed.close(clean=False)
         if main_rank:
             print(f"interrupted; checkpoint saved. Resume with: simreal train --resume {run_dir}")
         return 130
-    finally:
-        runner.distributed.close()
+    except BaseException:
+        runner.distributed.close(clean=False)
+        raise
+    runner.distributed.close()
     if not main_rank:
         return 0
     summary = {
