@@ -80,7 +80,10 @@ class MjBatchEngine:
 
 
 def _usable_cpus() -> int:
-    """CPUs this process may run on (its affinity, e.g. under taskset), not the machine's."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
+    """CPUs this process may run on (its affinity, e.g. under taskset), not the machine's,
+    shared with the other ranks torchrun started on this node (LOCAL_WORLD_SIZE) unless
+    they were pinned apart: two unpinned ranks on 2 cores would otherwise run 2 physics
+    threads each, 4 on 2 cores."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    cpus = len(affinity(0)) if affinity else os.cpu_count() or 1
+    return max(1, cpus // int(os.environ.get("LOCAL_WORLD_SIZE", "1")))

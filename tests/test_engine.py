@@ -3,6 +3,8 @@ their warning counters). The contract every engine meets is tests/test_engine_co
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -79,3 +81,15 @@ def test_unstable_flags_non_finite_or_diverged_state_written_directly(engine):
     in_the_air(engine)
     engine.qvel[4, 3] = 2 * DIVERGED_QVEL
     np.testing.assert_array_equal(engine.unstable(), np.arange(N) == 4)
+
+
+def test_torchrun_ranks_on_one_node_share_its_cpus(monkeypatch):
+    """Unpinned ranks split the process's CPUs; pinned ones (one CPU each) keep one."""
+    cpus = len(os.sched_getaffinity(0))
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")
+    shared = MjBatchEngine.from_xml(MJCF, 8)
+    assert shared.num_threads == max(1, cpus // 2)
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", str(4 * cpus))
+    assert MjBatchEngine.from_xml(MJCF, 8).num_threads == 1
+    monkeypatch.delenv("LOCAL_WORLD_SIZE")
+    assert MjBatchEngine.from_xml(MJCF, 8).num_threads == min(cpus, 8)
