@@ -96,7 +96,13 @@ def build_parser() -> argparse.ArgumentParser:
         "dex-track's held-out references, runs all of it)",
     )
     s.add_argument("--engine", default="mjbatch", choices=ENGINES, help="simulation engine")
-    s.add_argument("--seed", type=int, default=0)
+    s.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="the evaluation's random draws; a fixed protocol (g1-pull's grid of carts, "
+        "no randomization) gives the same numbers for every seed",
+    )
     s.add_argument("--video", type=Path, help="write an MP4 of the first episode")
     s.add_argument(
         "--log",
