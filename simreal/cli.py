@@ -349,17 +349,16 @@ def cmd_train(args: argparse.Namespace) -> int:
     main_rank = runner.distributed.is_main
     if main_rank:
         print(f"run directory: {run_dir}", flush=True)
+    finished = False
     try:
         runner.learn()
+        finished = True
     except KeyboardInterrupt:
-        runner.distributed.close(clean=False)
         if main_rank:
             print(f"interrupted; checkpoint saved. Resume with: simreal train --resume {run_dir}")
         return 130
-    except BaseException:
-        runner.distributed.close(clean=False)
-        raise
-    runner.distributed.close()
+    finally:
+        runner.distributed.close(clean=finished)
     if not main_rank:
         return 0
     summary = {
