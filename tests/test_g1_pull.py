@@ -46,6 +46,7 @@ from simreal.tasks.g1_pull.rewards import (
     feet_air_time,
     heading,
     tow,
+    tow_steady,
     track_lin_vel,
     track_yaw_rate,
 )
@@ -596,3 +597,24 @@ def test_tow_pays_the_share_of_the_resistance_the_rope_pulls_while_walking():
     force, resistance = np.array([0.0, 50.0, 150.0, 150.0]), np.full(4, 100.0)
     walking = np.array([True, True, True, False])
     np.testing.assert_allclose(tow(force, resistance, walking), [0.0, 0.5, 1.0, 0.0])
+
+
+def test_tow_steady_pays_an_even_pull_and_penalizes_jerks_both_ways():
+    steady = np.full(5, 100.0)
+    force = np.array([100.0, 115.0, 85.0, 150.0, 100.0])
+    walking = np.array([True, True, True, True, False])
+    got = tow_steady(force, steady, walking, sigma_share=0.15)
+    np.testing.assert_allclose(got[:3], [1.0, np.exp(-1.0), np.exp(-1.0)])
+    assert got[3] < 1e-4 and got[4] == 0.0  # a jerk above the steady force costs like a dip
+
+
+def test_steady_tow_force_adds_damping_at_the_carts_speed_and_the_spring_it_stretched():
+    env = make(num_envs=2)
+    env.reset()
+    env.resistance[:] = 100.0
+    env.damping[:] = [20.0, 0.0]
+    env.stiffness[:] = [0.0, 5.0]
+    start = env.cart_start_x(env.direction)
+    env.engine.qpos[:, env.cart_q] = start + [0.0, -0.4]
+    env.engine.qvel[:, env.cart_dof] = [-0.5, 0.0]
+    np.testing.assert_allclose(env.steady_tow_force(), [110.0, 102.0])

@@ -15,6 +15,7 @@ REWARD_TERMS = (
     "track_rail_vel",
     "heading",
     "tow",
+    "tow_steady",
     "track_yaw_rate",
     "feet_air_time",
     "feet_phase_contact",
@@ -148,6 +149,9 @@ class G1PullConfig(G1Config):
     lin_vel_sigma_m_s: float = 0.25
     yaw_rate_sigma: float = 0.5
     heading_sigma_rad: float = 0.3
+    tow_sigma_share: float = 0.15
+    """tow_steady's width: the handle force's deviation from the steady towing force, as a
+    share of that force."""
     feet_air_time_s: float = 0.3
     """feet_air_time pays (air time - this) at every touchdown while a speed is commanded."""
     gait_period_s: float = 0.8
@@ -172,6 +176,7 @@ class G1PullConfig(G1Config):
             "track_rail_vel": 2.0,
             "heading": 1.0,
             "tow": 0.0,
+            "tow_steady": 0.0,
             "track_yaw_rate": 0.5,
             "feet_air_time": 1.0,
             "feet_phase_contact": 1.0,
@@ -181,10 +186,10 @@ class G1PullConfig(G1Config):
 
     def validate(self) -> None:
         super().validate()
-        if min(self.lin_vel_sigma_m_s, self.yaw_rate_sigma, self.heading_sigma_rad) <= 0:
-            raise ValueError(
-                "lin_vel_sigma_m_s, yaw_rate_sigma and heading_sigma_rad must be positive"
-            )
+        sigmas = ("lin_vel_sigma_m_s", "yaw_rate_sigma", "heading_sigma_rad", "tow_sigma_share")
+        for name in sigmas:
+            if getattr(self, name) <= 0:
+                raise ValueError(f"task.{name} must be positive, got {getattr(self, name)}")
         if self.gait_reference_rad < 0 or self.gait_stride_gain < 0:
             raise ValueError(
                 f"gait_reference_rad and gait_stride_gain must be >= 0, got "

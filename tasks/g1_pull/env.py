@@ -131,6 +131,15 @@ class G1PullEnv(G1Env):
         behind them when pulling forward (+1), the rope `rope_slack_m` short of taut."""
         return self.hands_x - direction * self.cart_offset_m
 
+    def steady_tow_force(self) -> np.ndarray:
+        """(N,) the rope force that keeps each cart rolling at its current speed without
+        accelerating: rolling resistance + damping x speed + spring x distance from the
+        start (where the spring is anchored)."""
+        start = self.cart_start_x(self.direction)
+        travel = np.abs(self.engine.qpos[:, self.cart_q] - start)
+        speed = np.abs(self.engine.qvel[:, self.cart_dof])
+        return self.resistance + self.damping * speed + self.stiffness * travel
+
     # -- the load -----------------------------------------------------------------------
     def curriculum_state(self) -> dict[str, float]:
         return {} if self.cfg.evaluation else {"load_resistance_n": self.curriculum.level}
@@ -309,6 +318,9 @@ class G1PullEnv(G1Env):
             ),
             "heading": lambda env: rewards.heading(env.yaw(), c.heading_sigma_rad),
             "tow": lambda env: rewards.tow(env.handle_force_n, env.resistance, env.walking()),
+            "tow_steady": lambda env: rewards.tow_steady(
+                env.handle_force_n, env.steady_tow_force(), env.walking(), c.tow_sigma_share
+            ),
             "track_yaw_rate": lambda env: rewards.track_yaw_rate(
                 env.base_yaw_rate(), env.command[:, 2], c.yaw_rate_sigma
             ),
