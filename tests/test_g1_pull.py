@@ -615,6 +615,6 @@ def test_steady_tow_force_adds_damping_at_the_carts_speed_and_the_spring_it_stre
     env.damping[:] = [20.0, 0.0]
     env.stiffness[:] = [0.0, 5.0]
     start = env.cart_start_x(env.direction)
-    env.engine.qpos[:, env.cart_q] = start + [0.0, -0.4]
+    env.engine.qpos[:, env.cart_q] = start + np.array([0.0, -0.4])
     env.engine.qvel[:, env.cart_dof] = [-0.5, 0.0]
     np.testing.assert_allclose(env.steady_tow_force(), [110.0, 102.0])
