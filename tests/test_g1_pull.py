@@ -618,3 +618,19 @@ def test_steady_tow_force_adds_damping_at_the_carts_speed_and_the_spring_it_stre
     env.engine.qpos[:, env.cart_q] = start + np.array([0.0, -0.4])
     env.engine.qvel[:, env.cart_dof] = [-0.5, 0.0]
     np.testing.assert_allclose(env.steady_tow_force(), [110.0, 102.0])
+
+
+def test_evaluation_summary_lists_each_directions_carts_lightest_first_with_falls():
+    ended = {
+        "pulls_forward": [1.0, 0.0, 0.0, 1.0],
+        "pull_resistance_n": [60.0, 90.0, 30.0, 30.0],
+        "pull_force_held_n": [50.0, 0.0, 25.0, 20.0],
+        "fall_rate": [0.0, 1.0, 0.0, 0.0],
+    }
+    out = G1PullEnv.summarize_episodes(ended)
+    assert out["fall_rate_backward"] == 0.5 and out["fall_rate_forward"] == 0.0
+    assert out["episodes_backward"] == [
+        {"resistance_n": 30.0, "held_n": 25.0, "fell": False},
+        {"resistance_n": 90.0, "held_n": 0.0, "fell": True},
+    ]
+    assert [e["resistance_n"] for e in out["episodes_forward"]] == [30.0, 60.0]

@@ -339,8 +339,9 @@ class G1PullEnv(G1Env):
     def episode_metrics(self, ids: np.ndarray) -> dict[str, np.ndarray]:
         """fall_rate, peak_force_n (largest handle force), pull_force_held_n (metrics.py,
         with eval_pull's hold time and moving speed; 0 after a fall), pull_resistance_n,
-        and per direction peak_pull_force_{backward,forward}_n (0 for the
-        other direction; `simreal eval` takes their maximum). Training also reports the
+        per direction peak_pull_force_{backward,forward}_n (0 for the
+        other direction; `simreal eval` takes their maximum), and pulls_forward (1 or 0:
+        its mean is the share of forward episodes; summarize_episodes splits by it). Training also reports the
         curriculum's load_resistance_level_n and feeds it the outcomes."""
         fell = self.ended_in_fall(ids)
         ev = self.cfg.eval_pull
@@ -360,6 +361,7 @@ class G1PullEnv(G1Env):
             "pull_resistance_n": self.resistance[ids].copy(),
             "peak_pull_force_backward_n": np.where(direction < 0, held, 0.0),
             "peak_pull_force_forward_n": np.where(direction > 0, held, 0.0),
+            "pulls_forward": (direction > 0).astype(float),
         }
         if not self.cfg.evaluation:
             out["load_resistance_level_n"] = self.load_level(ids)
@@ -368,6 +370,29 @@ class G1PullEnv(G1Env):
                 self.curriculum.record(ids, failed)
             else:
                 self.curriculum.record(failed, window=self.num_sims)
+        return out
+
+    @staticmethod
+    def summarize_episodes(ended: dict[str, list[float]]) -> dict:
+        """Per direction: the fall rate and every episode's cart and held force, lightest
+        cart first. The peak metrics keep only the best episode; this shows where the
+        policy stops towing, and whether it fails by falling or by a jerky pull."""
+        forward = np.asarray(ended["pulls_forward"]) > 0.5
+        resistance = np.asarray(ended["pull_resistance_n"])
+        held = np.asarray(ended["pull_force_held_n"])
+        fell = np.asarray(ended["fall_rate"]) > 0.5
+        out: dict = {}
+        for name, rows in (("backward", ~forward), ("forward", forward)):
+            order = np.flatnonzero(rows)[np.argsort(resistance[rows], kind="stable")]
+            out[f"fall_rate_{name}"] = float(fell[rows].mean()) if rows.any() else 0.0
+            out[f"episodes_{name}"] = [
+                {
+                    "resistance_n": round(float(resistance[i]), 1),
+                    "held_n": round(float(held[i]), 1),
+                    "fell": bool(fell[i]),
+                }
+                for i in order
+            ]
         return out
 
     def load_level(self, ids: np.ndarray) -> np.ndarray:
