@@ -1,0 +1,228 @@
+"""The G1 pulling recipe as one command: every stage behind the committed g1-pull policy,
+with its flags and its env-step budget, replayed from scratch for either actor.
+
+The decoupled policy in results/g1/pull-run-4 came out of a chain of warm starts over
+sessions 2-10 (g1-force from scratch, a longer g1-force stage, then six g1-pull stages
+that added the stepping reference, the walking rewards, the rail heading, the
+per-simulation load curriculum, the tow reward and heavier carts). Each stage's command is
+in the config.yaml of its results/g1 directory; the budgets below are the env steps
+each stage actually ran. This script replays that chain, so that
+
+- `--arch decoupled` reproduces the committed policy's recipe with one command, and
+- `--arch coupled` trains issue 3's baseline with the same budget and seed: one actor for
+  all 29 joints instead of the lower / waist / upper actors, everything else equal.
+
+It is a replay with today's code, not the historical runs bit for bit: stage 1 uses the
+critic learning rate of 1e-3 from the start (force-run changed it by hand at 9.2 M
+steps), and the first stages ran while actions were clipped at +-1 (today +-5).
+
+Stages are resumable: a stage whose run reached its budget is skipped; one that has a
+checkpoint short of it is resumed (`simreal train --resume`); the next stage warm-starts
+from the last checkpoint of the one before. Stopping (Ctrl-C, SIGTERM) saves a
+checkpoint. runs/ does not survive between sessions on this machine: copy ROOT into
+results/ (config, metrics and the last checkpoint of each stage) before a session ends.
+
+    python bench/g1_pull_chain.py --arch coupled --root runs/chain-coupled
+        [--until STAGE] [--dry-run] [--json FILE] [--budget-scale X]
+
+`--budget-scale 0.0001` shrinks every budget (one PPO iteration per stage): a smoke run
+of the whole chain's mechanics in a few minutes.
+
+With --json, the last finished stage's policy is exported and evaluated (40 episodes,
+`simreal eval`), and the report names the stages, their budgets and the pulling metrics.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from _report import emit
+
+ENVS = 256  # the batch every historical stage used (one process, or 2 ranks x 128)
+SEED = 0
+
+PULL_BASE = (
+    "task.gait_reference_rad=0.3",
+    "train.ppo.critic_learning_rate=0.001",
+    "train.ppo.schedule=fixed",
+    "train.ppo.learning_rate=0.0002",
+)
+WALK = (
+    *PULL_BASE,
+    "task.reward_weights.alive=0.2",
+    "task.reward_weights.upright=0.2",
+    "task.reward_weights.base_height=0.2",
+    "task.reward_weights.fat2_tilt=0.5",
+    "train.model.init_std=0.4",
+    "train.model.max_std=0.4",
+    "task.randomization.push_vel_m_s=0.0",
+)
+RAIL = (
+    *WALK,
+    "task.load.curriculum=per_sim",
+    "task.command.speed_m_s=[0.15,0.4]",
+    "task.load.min_progress_fraction=0.33",
+    "task.lin_vel_sigma_m_s=0.15",
+    "task.reward_weights.heading=2.0",
+)
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    task: str
+    steps: int
+    """Env steps this stage trains (what the historical stage ran)."""
+    overrides: tuple[str, ...]
+    source: str
+    """Where the historical stage's command and results are."""
+
+
+STAGES = (
+    Stage(
+        "force",
+        "g1-force",
+        15_513_600,
+        ("train.ppo.critic_learning_rate=0.001",),
+        "results/g1/force-run, force-run-2",
+    ),
+    Stage(
+        "force-2",
+        "g1-force",
+        8_355_840,
+        ("train.ppo.critic_learning_rate=0.001",),
+        "results/g1/force-run-3, force-run-4",
+    ),
+    Stage("ref", "g1-pull", 1_658_880, PULL_BASE, "results/g1/pull-run-2/README.md, step 1"),
+    Stage(
+        "walk",
+        "g1-pull",
+        11_999_232,
+        (*WALK, "task.reward_weights.track_lin_vel=2.0"),
+        "results/g1/pull-run-2",
+    ),
+    Stage("rail", "g1-pull", 5_836_800, RAIL, "results/g1/pull-run-3/README.md, step 1"),
+    Stage(
+        "tow",
+        "g1-pull",
+        6_156_288,
+        (*RAIL, "task.reward_weights.tow=2.0"),
+        "results/g1/pull-run-3",
+    ),
+    Stage(
+        "heavy",
+        "g1-pull",
+        17_559_552,
+        (*RAIL, "task.reward_weights.tow=2.0", "task.load.resistance_spread=[0.7,1.0]"),
+        "results/g1/pull-run-4",
+    ),
+)
+
+
+def budget(stage: Stage, scale: float) -> int:
+    return max(1, round(stage.steps * scale))
+
+
+def run_dir(root: Path, index: int, stage: Stage) -> Path | None:
+    """The stage's run directory under ROOT/NN-name/TASK/, None before it started."""
+    parent = root / f"{index:02d}-{stage.name}" / stage.task
+    runs = sorted(p for p in parent.glob("*") if p.is_dir()) if parent.is_dir() else []
+    if len(runs) > 1:
+        raise RuntimeError(f"{parent}: {len(runs)} run directories, expected one")
+    return runs[0] if runs else None
+
+
+def trained_steps(run: Path) -> int:
+    """Env steps of the run's last checkpoint (0 without one)."""
+    from simreal.policies.checkpoint import latest_checkpoint, load_checkpoint
+
+    ckpt = latest_checkpoint(run / "checkpoints")
+    return int(load_checkpoint(ckpt)["env_steps"]) if ckpt is not None else 0
+
+
+def stage_command(
+    root: Path, index: int, stage: Stage, arch: str, previous: Path | None, steps: int
+) -> list[str] | None:
+    """The `simreal train` command that moves the stage on, None when it is done."""
+    run = run_dir(root, index, stage)
+    if run is not None:
+        if trained_steps(run) >= steps:
+            return None
+        return ["simreal", "train", "--resume", str(run), "--minutes", "100000"]
+    cmd = ["simreal", "train", stage.task, "--arch", arch, "--seed", str(SEED)]
+    cmd += ["--envs", str(ENVS), "--steps", str(steps), "--minutes", "100000"]
+    if previous is not None:
+        cmd += ["--init-from", str(previous)]
+    for item in stage.overrides:
+        cmd += ["--set", item]
+    return [*cmd, "--out", str(root / f"{index:02d}-{stage.name}")]
+
+
+def evaluate(run: Path, out: Path) -> dict:
+    policy = out / "policy.onnx"
+    subprocess.run(["simreal", "export", str(run), "--out", str(policy)], check=True)
+    report = out / "eval.json"
+    subprocess.run(
+        ["simreal", "eval", str(policy), "--episodes", "40", "--json", str(report)], check=True
+    )
+    return json.loads(report.read_text())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--arch", choices=("decoupled", "coupled"), required=True)
+    parser.add_argument("--root", type=Path, required=True, help="where the stages' runs go")
+    parser.add_argument("--until", choices=[s.name for s in STAGES], default=STAGES[-1].name)
+    parser.add_argument("--dry-run", action="store_true", help="print the next commands only")
+    parser.add_argument("--json", type=Path, help="export + evaluate the last finished stage")
+    parser.add_argument("--budget-scale", type=float, default=1.0, help="smoke runs: < 1")
+    args = parser.parse_args()
+
+    last = [s.name for s in STAGES].index(args.until)
+    previous: Path | None = None
+    for index, stage in enumerate(STAGES[: last + 1], start=1):
+        steps = budget(stage, args.budget_scale)
+        cmd = stage_command(args.root, index, stage, args.arch, previous, steps)
+        if cmd is not None:
+            print(" ".join(cmd), flush=True)
+            if args.dry_run:
+                return
+            subprocess.run(cmd, check=True)
+            run = run_dir(args.root, index, stage)
+            if run is None or trained_steps(run) < steps:
+                sys.exit(f"stage {stage.name} stopped short of {steps} steps; rerun to resume")
+        previous = run_dir(args.root, index, stage)
+    if args.json:
+        assert previous is not None
+        metrics = evaluate(previous, args.root)
+        stages = [
+            {
+                "name": s.name,
+                "task": s.task,
+                "budget": budget(s, args.budget_scale),
+                "trained": trained_steps(run_dir(args.root, i, s)),
+            }
+            for i, s in enumerate(STAGES[: last + 1], start=1)
+        ]
+        report = {
+            "command": " ".join(["python", *sys.argv]),
+            "arch": args.arch,
+            "stages": stages,
+            "total_steps": sum(s["trained"] for s in stages),
+            "run": str(previous),
+            **{
+                k: metrics[k]
+                for k in ("peak_pull_force_backward_n", "peak_pull_force_forward_n", "fall_rate")
+                if k in metrics
+            },
+        }
+        emit(report, args.json)
+
+
+if __name__ == "__main__":
+    main()
