@@ -1,0 +1,84 @@
+"""Which checkpoint of a g1-pull run to keep: every checkpoint's pulling forces on a
+validation protocol, the pick made there, and the evaluation protocol's numbers beside it.
+
+g1-pull's evaluation is deterministic and its peak metrics keep the best of 20 carts per
+direction, so neighbouring checkpoints of one run can differ by 30 N or more (session 11:
+146.6 N backward at 3.4 M steps, 109.5 N at 5.1 M, the latter falling behind every cart
+from 135 N). Choosing the checkpoint by the evaluation numbers themselves would report
+the best draw of that noise. This script chooses on a validation protocol instead, other
+carts at another speed (default: 14.5-290 N in 14.5 N steps at 0.25 m/s; evaluation:
+15-300 N at 0.3 m/s), by the smaller of the two directions' shares of Thor's forces, and
+prints the evaluation protocol's numbers of every checkpoint so the choice can be
+checked.
+
+    python bench/g1_pull_checkpoints.py RUN [--every 4] [--last 12] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from _report import emit
+
+from simreal.evaluation import evaluate_policy
+
+THOR_BACKWARD_N, THOR_FORWARD_N = 167.7, 145.5
+VALIDATION = ("task.eval_pull.speed_m_s=0.25", "task.eval_pull.max_resistance_n=290")
+EPISODES = 40
+
+
+def pulling(checkpoint: Path, overrides: tuple[str, ...]) -> dict:
+    m = evaluate_policy(checkpoint, episodes=EPISODES, overrides=list(overrides))
+    return {
+        "backward_n": round(m["peak_pull_force_backward_n"], 1),
+        "forward_n": round(m["peak_pull_force_forward_n"], 1),
+        "fall_rate": m["fall_rate"],
+    }
+
+
+def score(row: dict) -> float:
+    """The weaker direction's share of Thor's force (both must be reached)."""
+    return min(row["backward_n"] / THOR_BACKWARD_N, row["forward_n"] / THOR_FORWARD_N)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("run", type=Path)
+    parser.add_argument("--every", type=int, default=1, help="every k-th checkpoint")
+    parser.add_argument("--last", type=int, default=0, help="only the last n considered")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+
+    checkpoints = sorted((args.run / "checkpoints").glob("model_*.pt"))
+    if not checkpoints:
+        sys.exit(f"{args.run}: no checkpoints")
+    checkpoints = checkpoints[::-1][:: args.every][::-1]  # always include the last one
+    if args.last:
+        checkpoints = checkpoints[-args.last :]
+    rows = []
+    for ckpt in checkpoints:
+        row = {
+            "checkpoint": ckpt.name,
+            "validation": pulling(ckpt, VALIDATION),
+            "evaluation": pulling(ckpt, ()),
+        }
+        rows.append(row)
+        print(row, flush=True)
+    pick = max(rows, key=lambda r: score(r["validation"]))
+    emit(
+        {
+            "command": " ".join(["python", *sys.argv]),
+            "validation_overrides": list(VALIDATION),
+            "episodes": EPISODES,
+            "checkpoints": rows,
+            "picked_on_validation": pick["checkpoint"],
+            "picked_evaluation": pick["evaluation"],
+        },
+        args.json,
+    )
+
+
+if __name__ == "__main__":
+    main()
