@@ -71,6 +71,8 @@ RAIL = (
     "task.reward_weights.heading=2.0",
 )
 
+HEAVY = (*RAIL, "task.reward_weights.tow=2.0", "task.load.resistance_spread=[0.7,1.0]")
+
 
 @dataclass(frozen=True)
 class Stage:
@@ -114,12 +116,13 @@ STAGES = (
         (*RAIL, "task.reward_weights.tow=2.0"),
         "results/g1/pull-run-3",
     ),
+    Stage("heavy", "g1-pull", 17_559_552, HEAVY, "results/g1/pull-run-4"),
     Stage(
-        "heavy",
+        "steady",
         "g1-pull",
-        17_559_552,
-        (*RAIL, "task.reward_weights.tow=2.0", "task.load.resistance_spread=[0.7,1.0]"),
-        "results/g1/pull-run-4",
+        18_124_800,
+        (*HEAVY, "task.reward_weights.tow_steady=2.0", "task.fat2_max_tilt_rad=0.6"),
+        "results/g1/pull-run-5",
     ),
 )
 
@@ -145,17 +148,33 @@ def trained_steps(run: Path) -> int:
     return int(load_checkpoint(ckpt)["env_steps"]) if ckpt is not None else 0
 
 
+def launcher(nproc: int) -> list[str]:
+    """`simreal train`, or the same under torchrun with `nproc` ranks on this machine."""
+    if nproc == 1:
+        return ["simreal", "train"]
+    return ["torchrun", "--standalone", "--nproc-per-node", str(nproc), "-m", "simreal", "train"]
+
+
+def recorded_world_size(run: Path) -> int:
+    """The rank count a run was started with (config.yaml's world_size; 1 without it)."""
+    import yaml
+
+    return int(yaml.safe_load((run / "config.yaml").read_text()).get("world_size", 1))
+
+
 def stage_command(
-    root: Path, index: int, stage: Stage, arch: str, previous: Path | None, steps: int
+    root: Path, index: int, stage: Stage, arch: str, previous: Path | None, steps: int, nproc: int
 ) -> list[str] | None:
-    """The `simreal train` command that moves the stage on, None when it is done."""
+    """The command that moves the stage on, None when it is done. A started stage resumes
+    with the rank count it started with; a new one gets `nproc` ranks of ENVS / nproc
+    simulations each (the same 256-simulation batch)."""
     run = run_dir(root, index, stage)
     if run is not None:
         if trained_steps(run) >= steps:
             return None
-        return ["simreal", "train", "--resume", str(run), "--minutes", "100000"]
-    cmd = ["simreal", "train", stage.task, "--arch", arch, "--seed", str(SEED)]
-    cmd += ["--envs", str(ENVS), "--steps", str(steps), "--minutes", "100000"]
+        return [*launcher(recorded_world_size(run)), "--resume", str(run), "--minutes", "100000"]
+    cmd = [*launcher(nproc), stage.task, "--arch", arch, "--seed", str(SEED)]
+    cmd += ["--envs", str(ENVS // nproc), "--steps", str(steps), "--minutes", "100000"]
     if previous is not None:
         cmd += ["--init-from", str(previous)]
     for item in stage.overrides:
@@ -181,13 +200,16 @@ def main() -> None:
     parser.add_argument("--dry-run", action="store_true", help="print the next commands only")
     parser.add_argument("--json", type=Path, help="export + evaluate the last finished stage")
     parser.add_argument("--budget-scale", type=float, default=1.0, help="smoke runs: < 1")
+    parser.add_argument(
+        "--nproc", type=int, default=1, choices=(1, 2, 4), help="torchrun ranks per new stage"
+    )
     args = parser.parse_args()
 
     last = [s.name for s in STAGES].index(args.until)
     previous: Path | None = None
     for index, stage in enumerate(STAGES[: last + 1], start=1):
         steps = budget(stage, args.budget_scale)
-        cmd = stage_command(args.root, index, stage, args.arch, previous, steps)
+        cmd = stage_command(args.root, index, stage, args.arch, previous, steps, args.nproc)
         if cmd is not None:
             print(" ".join(cmd), flush=True)
             if args.dry_run:
