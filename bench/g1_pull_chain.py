@@ -1,12 +1,13 @@
 """The G1 pulling recipe as one command: every stage behind the committed g1-pull policy,
 with its flags and its env-step budget, replayed from scratch for either actor.
 
-The decoupled policy in results/g1/pull-run-4 came out of a chain of warm starts over
-sessions 2-10 (g1-force from scratch, a longer g1-force stage, then six g1-pull stages
+The decoupled policy in results/g1/pull-run-5 came out of a chain of warm starts over
+sessions 2-11 (g1-force from scratch, a longer g1-force stage, then six g1-pull stages
 that added the stepping reference, the walking rewards, the rail heading, the
-per-simulation load curriculum, the tow reward and heavier carts). Each stage's command is
-in the config.yaml of its results/g1 directory; the budgets below are the env steps
-each stage actually ran. This script replays that chain, so that
+per-simulation load curriculum, the tow reward, heavier carts, and last the even-pull
+reward with FAT2's wider lean). Each stage's command is in the config.yaml of its
+results/g1 directory; the budgets below are the env steps each stage actually ran
+(85.2 M in all). This script replays that chain, so that
 
 - `--arch decoupled` reproduces the committed policy's recipe with one command, and
 - `--arch coupled` trains issue 3's baseline with the same budget and seed: one actor for
@@ -15,15 +16,18 @@ each stage actually ran. This script replays that chain, so that
 It is a replay with today's code, not the historical runs bit for bit: stage 1 uses the
 critic learning rate of 1e-3 from the start (force-run changed it by hand at 9.2 M
 steps), and the first stages ran while actions were clipped at +-1 (today +-5).
+`--nproc 2` runs each new stage as 2 torchrun ranks of 128 simulations (the same
+256-simulation batch, twice the throughput on this 2-core machine); the historical
+stages ran as one process except pull-run-4's (2 ranks).
 
 Stages are resumable: a stage whose run reached its budget is skipped; one that has a
 checkpoint short of it is resumed (`simreal train --resume`); the next stage warm-starts
 from the last checkpoint of the one before. Stopping (Ctrl-C, SIGTERM) saves a
-checkpoint. runs/ does not survive between sessions on this machine: copy ROOT into
+checkpoint. runs/ may not survive between sessions on this machine: copy ROOT into
 results/ (config, metrics and the last checkpoint of each stage) before a session ends.
 
     python bench/g1_pull_chain.py --arch coupled --root runs/chain-coupled
-        [--until STAGE] [--dry-run] [--json FILE] [--budget-scale X]
+        [--until STAGE] [--dry-run] [--json FILE] [--budget-scale X] [--nproc 2]
 
 `--budget-scale 0.0001` shrinks every budget (one PPO iteration per stage): a smoke run
 of the whole chain's mechanics in a few minutes.

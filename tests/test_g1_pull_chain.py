@@ -1,0 +1,59 @@
+"""bench/g1_pull_chain.py: the recipe behind the committed g1-pull policy must stay runnable
+with today's configs (a renamed field would fail hours into a replay, not at its start)."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from simreal.config import apply_overrides
+from simreal.policies import TrainConfig
+from simreal.tasks import get_task
+from simreal.training import split_overrides
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "bench" / "g1_pull_chain.py"
+
+
+def load_chain():
+    sys.path.insert(0, str(SCRIPT.parent))  # the script imports bench/_report.py
+    try:
+        spec = importlib.util.spec_from_file_location("g1_pull_chain", SCRIPT)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # dataclasses look their module up there
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(SCRIPT.parent))
+    return module
+
+
+def test_every_stage_applies_to_todays_configs():
+    chain = load_chain()
+    assert [s.name for s in chain.STAGES][-1] == "steady"
+    assert sum(s.steps for s in chain.STAGES) == 85_204_992  # the READMEs: 85.2 M
+    for stage in chain.STAGES:
+        task_items, train_items = split_overrides(list(stage.overrides))
+        spec = get_task(stage.task)
+        apply_overrides(spec.config_cls(), task_items, "task.")
+        apply_overrides(TrainConfig(), train_items, "train.")
+
+
+@pytest.mark.parametrize("nproc", [1, 2])
+def test_dry_run_starts_the_first_stage(tmp_path, nproc):
+    cmd = [sys.executable, str(SCRIPT), "--arch", "coupled", "--root", str(tmp_path)]
+    out = subprocess.run(
+        [*cmd, "--dry-run", "--nproc", str(nproc)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    ).stdout.split()
+    launcher = ["simreal", "train"] if nproc == 1 else ["torchrun", "--standalone"]
+    assert out[: len(launcher)] == launcher
+    assert out[out.index("--envs") + 1] == str(256 // nproc)
+    assert out[out.index("--arch") + 1] == "coupled"
+    assert "--init-from" not in out  # stage 1 trains from scratch
