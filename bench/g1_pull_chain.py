@@ -75,7 +75,8 @@ RAIL = (
     "task.reward_weights.heading=2.0",
 )
 
-HEAVY = (*RAIL, "task.reward_weights.tow=2.0", "task.load.resistance_spread=[0.7,1.0]")
+TOW = (*RAIL, "task.reward_weights.tow=2.0")
+HEAVY = (*TOW, "task.load.resistance_spread=[0.7,1.0]")
 
 
 @dataclass(frozen=True)
@@ -113,13 +114,7 @@ STAGES = (
         "results/g1/pull-run-2",
     ),
     Stage("rail", "g1-pull", 5_836_800, RAIL, "results/g1/pull-run-3/README.md, step 1"),
-    Stage(
-        "tow",
-        "g1-pull",
-        6_156_288,
-        (*RAIL, "task.reward_weights.tow=2.0"),
-        "results/g1/pull-run-3",
-    ),
+    Stage("tow", "g1-pull", 6_156_288, TOW, "results/g1/pull-run-3"),
     Stage("heavy", "g1-pull", 17_559_552, HEAVY, "results/g1/pull-run-4"),
     Stage(
         "steady",
@@ -161,9 +156,9 @@ def launcher(nproc: int) -> list[str]:
 
 def recorded_world_size(run: Path) -> int:
     """The rank count a run was started with (config.yaml's world_size; 1 without it)."""
-    import yaml
+    from simreal.rundir import read_config
 
-    return int(yaml.safe_load((run / "config.yaml").read_text()).get("world_size", 1))
+    return int(read_config(run).get("world_size", 1))
 
 
 def stage_command(
