@@ -23,11 +23,13 @@ stages ran as one process except pull-run-4's (2 ranks).
 Stages are resumable: a stage whose run reached its budget is skipped; one that has a
 checkpoint short of it is resumed (`simreal train --resume`); the next stage warm-starts
 from the last checkpoint of the one before. Stopping (Ctrl-C, SIGTERM) saves a
-checkpoint. runs/ may not survive between sessions on this machine: copy ROOT into
-results/ (config, metrics and the last checkpoint of each stage) before a session ends.
+checkpoint. runs/ may not survive between sessions on this machine: `--save DEST` copies
+what a resume needs (each stage's config.yaml, metrics.csv, curve and last checkpoint) into
+DEST with ROOT's layout, and `cp -r DEST/. ROOT/` puts it back for the next session.
 
     python bench/g1_pull_chain.py --arch coupled --root runs/chain-coupled
         [--until STAGE] [--dry-run] [--json FILE] [--budget-scale X] [--nproc 2]
+    python bench/g1_pull_chain.py --arch coupled --root runs/chain-coupled --save DEST
 
 `--budget-scale 0.0001` shrinks every budget (one PPO iteration per stage): a smoke run
 of the whole chain's mechanics in a few minutes.
@@ -40,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -181,6 +184,35 @@ def stage_command(
     return [*cmd, "--out", str(root / f"{index:02d}-{stage.name}")]
 
 
+SAVED_FILES = ("config.yaml", "metrics.csv", "curve.png")
+
+
+def save_stages(root: Path, dest: Path) -> list[Path]:
+    """Copy every started stage's resumable state from ROOT to DEST (same layout): its
+    config.yaml, metrics.csv, curve and last checkpoint; older checkpoints and TensorBoard
+    events stay behind. Returns the checkpoints copied."""
+    from simreal.policies.checkpoint import latest_checkpoint
+
+    copied = []
+    for index, stage in enumerate(STAGES, start=1):
+        run = run_dir(root, index, stage)
+        if run is None:
+            continue
+        target = dest / run.relative_to(root)
+        (target / "checkpoints").mkdir(parents=True, exist_ok=True)
+        for name in SAVED_FILES:
+            if (run / name).is_file():
+                shutil.copy2(run / name, target / name)
+        ckpt = latest_checkpoint(run / "checkpoints")
+        if ckpt is not None:
+            for stale in (target / "checkpoints").glob("model_*.pt"):
+                if stale.name != ckpt.name:
+                    stale.unlink()
+            shutil.copy2(ckpt, target / "checkpoints" / ckpt.name)
+            copied.append(target / "checkpoints" / ckpt.name)
+    return copied
+
+
 def evaluate(run: Path, out: Path) -> dict:
     policy = out / "policy.onnx"
     subprocess.run(["simreal", "export", str(run), "--out", str(policy)], check=True)
@@ -202,8 +234,13 @@ def main() -> None:
     parser.add_argument(
         "--nproc", type=int, default=1, choices=(1, 2, 4), help="torchrun ranks per new stage"
     )
+    parser.add_argument("--save", type=Path, help="copy the stages' resumable state there, exit")
     args = parser.parse_args()
 
+    if args.save:
+        for path in save_stages(args.root, args.save):
+            print(path)
+        return
     last = [s.name for s in STAGES].index(args.until)
     previous: Path | None = None
     for index, stage in enumerate(STAGES[: last + 1], start=1):

@@ -57,3 +57,27 @@ def test_dry_run_starts_the_first_stage(tmp_path, nproc):
     assert out[out.index("--envs") + 1] == str(256 // nproc)
     assert out[out.index("--arch") + 1] == "coupled"
     assert "--init-from" not in out  # stage 1 trains from scratch
+
+
+def test_save_keeps_what_a_resume_needs(tmp_path):
+    """--save copies each started stage's config, metrics and last checkpoint only, in
+    ROOT's layout, and replaces the copy of an older checkpoint."""
+    chain = load_chain()
+    root, dest = tmp_path / "root", tmp_path / "saved"
+    run = root / "01-force" / "g1-force" / "20261124-000000-0"
+    (run / "checkpoints").mkdir(parents=True)
+    for name in ("config.yaml", "metrics.csv", "events.out.tfevents.1"):
+        (run / name).write_text(name)
+    for iteration in (50, 100):
+        (run / "checkpoints" / f"model_{iteration:06d}.pt").write_bytes(b"x" * iteration)
+    assert chain.save_stages(root, dest) == [
+        dest / run.relative_to(root) / "checkpoints" / "model_000100.pt"
+    ]
+    (run / "checkpoints" / "model_000150.pt").write_bytes(b"y")
+    chain.save_stages(root, dest)
+    saved = dest / run.relative_to(root)
+    assert sorted(p.name for p in saved.rglob("*") if p.is_file()) == [
+        "config.yaml",
+        "metrics.csv",
+        "model_000150.pt",
+    ]
