@@ -29,8 +29,16 @@ CSV_FIELDS = (
 
 class TrainingLogger:
     def __init__(
-        self, log_dir: Path, reward_terms: list[str], curriculum_terms: tuple[str, ...] = ()
+        self,
+        log_dir: Path,
+        reward_terms: list[str],
+        curriculum_terms: tuple[str, ...] = (),
+        resumed_at: int = 0,
     ):
+        """`resumed_at`: the iteration of the checkpoint a resumed run starts from. Rows
+        past it were logged by a process that died before its next checkpoint (a kill, a
+        machine that went away); the resumed run trains those iterations again, so their
+        old rows go, and the file keeps one row per iteration the model went through."""
         from torch.utils.tensorboard import SummaryWriter
 
         self.log_dir = log_dir
@@ -45,6 +53,7 @@ class TrainingLogger:
         if not new:  # a resumed run keeps the columns its file has
             with self.csv_path.open(newline="") as f:
                 self.fields = next(csv.reader(f), self.fields)
+            _drop_rows_after(self.csv_path, resumed_at)
         self._csv_file = self.csv_path.open("a", newline="")
         self._csv = csv.DictWriter(self._csv_file, fieldnames=self.fields, extrasaction="ignore")
         if new:
@@ -100,3 +109,20 @@ class TrainingLogger:
     def close(self) -> None:
         self._csv_file.close()
         self.tb.close()
+
+
+def _drop_rows_after(csv_path: Path, iteration: int) -> None:
+    """Rewrite metrics.csv (atomically) without the rows logged after `iteration`."""
+    with csv_path.open(newline="") as f:
+        lines = f.read().splitlines(keepends=True)
+    if not lines:
+        return
+    column = next(csv.reader(lines[:1])).index("iteration")
+    rows = lines[1:]
+    keep = [
+        line
+        for line, row in zip(rows, csv.reader(rows), strict=True)
+        if int(row[column]) <= iteration
+    ]
+    if len(keep) < len(rows):
+        atomic_write_bytes(csv_path, "".join(lines[:1] + keep).encode())

@@ -201,7 +201,9 @@ class OnPolicyRunner:
         cfg = self.cfg
         main = self.distributed.is_main
         logger = (
-            TrainingLogger(self.log_dir, self.reward_terms, tuple(self.curriculum_state()))
+            TrainingLogger(
+                self.log_dir, self.reward_terms, tuple(self.curriculum_state()), self.iteration
+            )
             if main
             else None
         )

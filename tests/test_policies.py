@@ -331,6 +331,24 @@ def test_resume_continues_the_run_and_appends_to_its_metrics(tmp_path, capsys):
     assert no_temporary_files(run) == []
 
 
+def test_a_run_killed_after_its_last_checkpoint_resumes_with_one_row_per_iteration(tmp_path):
+    """A kill (no chance to save) leaves metrics rows past the last checkpoint; the resumed
+    run trains those iterations again and its metrics.csv keeps only the new rows."""
+    argv = ["train", "quad-hover", "--envs", "16", "--steps", str(3 * ITERATION_STEPS)]
+    argv += ["--set", "train.checkpoint_interval=1", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    (run,) = (tmp_path / "quad-hover").iterdir()
+    (run / "checkpoints" / "model_000003.pt").unlink()  # killed before saving iteration 3
+    _, rows_before = metrics_rows(run)
+    assert [r["iteration"] for r in rows_before] == ["1", "2", "3"]
+    assert main(["train", "--resume", str(run), "--steps", str(4 * ITERATION_STEPS)]) == 0
+    _, rows_after = metrics_rows(run)
+    assert [r["iteration"] for r in rows_after] == ["1", "2", "3", "4"]
+    assert rows_after[:2] == rows_before[:2]
+    assert float(rows_after[2]["wall_time_s"]) <= float(rows_after[3]["wall_time_s"])
+    assert no_temporary_files(run) == []
+
+
 class InterruptOnStep:
     """A VecEnv whose `calls`-th step raises KeyboardInterrupt, like Ctrl-C mid-rollout."""
 
