@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -191,7 +190,7 @@ def save_stages(root: Path, dest: Path) -> list[Path]:
     """Copy every started stage's resumable state from ROOT to DEST (same layout): its
     config.yaml, metrics.csv, curve and last checkpoint; older checkpoints and TensorBoard
     events stay behind. Returns the checkpoints copied."""
-    from simreal.policies.checkpoint import latest_checkpoint
+    from simreal.policies.checkpoint import atomic_write_bytes, latest_checkpoint
 
     copied = []
     for index, stage in enumerate(STAGES, start=1):
@@ -199,16 +198,15 @@ def save_stages(root: Path, dest: Path) -> list[Path]:
         if run is None:
             continue
         target = dest / run.relative_to(root)
-        (target / "checkpoints").mkdir(parents=True, exist_ok=True)
-        for name in SAVED_FILES:
-            if (run / name).is_file():
-                shutil.copy2(run / name, target / name)
         ckpt = latest_checkpoint(run / "checkpoints")
+        sources = [run / name for name in SAVED_FILES if (run / name).is_file()]
+        for source in [*sources, *([ckpt] if ckpt is not None else [])]:
+            # atomic, so a save cut short never leaves a torn checkpoint to resume from
+            atomic_write_bytes(target / source.relative_to(run), source.read_bytes())
         if ckpt is not None:
             for stale in (target / "checkpoints").glob("model_*.pt"):
-                if stale.name != ckpt.name:
+                if stale.name != ckpt.name:  # only after the new one is in place
                     stale.unlink()
-            shutil.copy2(ckpt, target / "checkpoints" / ckpt.name)
             copied.append(target / "checkpoints" / ckpt.name)
     return copied
 

@@ -51,9 +51,7 @@ class TrainingLogger:
         self.csv_path = log_dir / "metrics.csv"
         new = not self.csv_path.exists()
         if not new:  # a resumed run keeps the columns its file has
-            with self.csv_path.open(newline="") as f:
-                self.fields = next(csv.reader(f), self.fields)
-            _drop_rows_after(self.csv_path, resumed_at)
+            self.fields = _keep_rows_through(self.csv_path, resumed_at) or self.fields
         self._csv_file = self.csv_path.open("a", newline="")
         self._csv = csv.DictWriter(self._csv_file, fieldnames=self.fields, extrasaction="ignore")
         if new:
@@ -111,13 +109,15 @@ class TrainingLogger:
         self.tb.close()
 
 
-def _drop_rows_after(csv_path: Path, iteration: int) -> None:
-    """Rewrite metrics.csv (atomically) without the rows logged after `iteration`."""
+def _keep_rows_through(csv_path: Path, iteration: int) -> list[str] | None:
+    """Rewrite metrics.csv (atomically) without the rows logged after `iteration`;
+    returns the file's columns (None for an empty file)."""
     with csv_path.open(newline="") as f:
         lines = f.read().splitlines(keepends=True)
     if not lines:
-        return
-    column = next(csv.reader(lines[:1])).index("iteration")
+        return None
+    fields = next(csv.reader(lines[:1]))
+    column = fields.index("iteration")
     rows = lines[1:]
     keep = [
         line
@@ -126,3 +126,4 @@ def _drop_rows_after(csv_path: Path, iteration: int) -> None:
     ]
     if len(keep) < len(rows):
         atomic_write_bytes(csv_path, "".join(lines[:1] + keep).encode())
+    return fields
