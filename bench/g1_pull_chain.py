@@ -26,10 +26,14 @@ from the last checkpoint of the one before. Stopping (Ctrl-C, SIGTERM) saves a
 checkpoint. runs/ may not survive between sessions on this machine: `--save DEST` copies
 what a resume needs (each stage's config.yaml, metrics.csv, curve and last checkpoint) into
 DEST with ROOT's layout, and `cp -r DEST/. ROOT/` puts it back for the next session.
+`--summary N` prints where each stage ended (train return and episode length over its last
+N iterations, its curriculum level), from a chain root or a saved copy, so two chains can
+be compared stage by stage.
 
     python bench/g1_pull_chain.py --arch coupled --root runs/chain-coupled
         [--until STAGE] [--dry-run] [--json FILE] [--budget-scale X] [--nproc 2]
     python bench/g1_pull_chain.py --arch coupled --root runs/chain-coupled --save DEST
+    python bench/g1_pull_chain.py --arch coupled --root runs/chain-coupled --summary N
 
 `--budget-scale 0.0001` shrinks every budget (one PPO iteration per stage): a smoke run
 of the whole chain's mechanics in a few minutes.
@@ -41,6 +45,7 @@ With --json, the last finished stage's policy is exported and evaluated (40 epis
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import subprocess
 import sys
@@ -211,6 +216,28 @@ def save_stages(root: Path, dest: Path) -> list[Path]:
     return copied
 
 
+def stage_end(stage_dir: Path, last: int) -> dict | None:
+    """Where a stage ended, from its metrics.csv: train return and episode length averaged
+    over the last `last` iterations, and the curriculum level at its last one. The CSV is
+    found under the stage's run (ROOT's layout) or directly in `stage_dir` (a flat copy such
+    as results/g1/coupled-chain); None before the stage logged anything."""
+    found = sorted(stage_dir.rglob("metrics.csv")) if stage_dir.is_dir() else []
+    if not found:
+        return None
+    with found[0].open() as f:
+        rows = list(csv.DictReader(f))
+    if not rows:
+        return None
+    tail = rows[-last:]
+    end = {
+        "env_steps": int(rows[-1]["env_steps"]),
+        "iterations": len(tail),
+        "train_return": sum(float(r["train_return"]) for r in tail) / len(tail),
+        "episode_length": sum(float(r["train_episode_length"]) for r in tail) / len(tail),
+    }
+    return end | {k: float(v) for k, v in rows[-1].items() if k.startswith("curriculum/") and v}
+
+
 def evaluate(run: Path, out: Path) -> dict:
     policy = out / "policy.onnx"
     subprocess.run(["simreal", "export", str(run), "--out", str(policy)], check=True)
@@ -233,8 +260,18 @@ def main() -> None:
         "--nproc", type=int, default=1, choices=(1, 2, 4), help="torchrun ranks per new stage"
     )
     parser.add_argument("--save", type=Path, help="copy the stages' resumable state there, exit")
+    parser.add_argument(
+        "--summary", type=int, metavar="N", help="print where each stage ended (last N iterations)"
+    )
     args = parser.parse_args()
 
+    if args.summary:
+        ends = {
+            f"{i:02d}-{s.name}": stage_end(args.root / f"{i:02d}-{s.name}", args.summary)
+            for i, s in enumerate(STAGES, start=1)
+        }
+        emit({"command": " ".join(["python", *sys.argv]), "stages": ends}, args.json)
+        return
     if args.save:
         for path in save_stages(args.root, args.save):
             print(path)

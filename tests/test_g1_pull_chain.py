@@ -81,3 +81,26 @@ def test_save_keeps_what_a_resume_needs(tmp_path):
         "metrics.csv",
         "model_000150.pt",
     ]
+
+
+def test_stage_end_reads_either_layout(tmp_path):
+    """--summary's stage ends: means over the last N iterations, the curriculum level at
+    the last one; the CSV under the stage's run (a chain root) or flat (a results copy)."""
+    chain = load_chain()
+    header = "iteration,env_steps,train_return,train_episode_length,curriculum/load_resistance_n\n"
+    rows = "".join(f"{i},{i * 100},{i * 10},{i + 500},{20 + i}\n" for i in range(1, 6))
+    nested = tmp_path / "root" / "03-ref" / "g1-pull" / "20261125-000000-0"
+    flat = tmp_path / "copy" / "03-ref"
+    for where in (nested, flat):
+        where.mkdir(parents=True)
+        (where / "metrics.csv").write_text(header + rows)
+    expected = {
+        "env_steps": 500,
+        "iterations": 2,
+        "train_return": 45.0,
+        "episode_length": 504.5,
+        "curriculum/load_resistance_n": 25.0,
+    }
+    assert chain.stage_end(tmp_path / "root" / "03-ref", last=2) == expected
+    assert chain.stage_end(flat, last=2) == expected
+    assert chain.stage_end(tmp_path / "root" / "04-walk", last=2) is None
