@@ -84,6 +84,12 @@ RAIL = (
 
 TOW = (*RAIL, "task.reward_weights.tow=2.0")
 HEAVY = (*TOW, "task.load.resistance_spread=[0.7,1.0]")
+STEADY_TERMS = ("task.reward_weights.tow_steady=2.0", "task.fat2_max_tilt_rad=0.6")
+LIGHT = (*TOW, "task.load.resistance_spread=[0.0,1.0]", *STEADY_TERMS)
+""" "light" brings back the carts heavy and steady stopped sampling: with each simulation's
+level near 190 N and the spread at [0.7, 1.0], training saw almost nothing under 130 N, and
+both chains' steady policies fell behind light carts (under 30-90 N). A spread of [0, 1]
+keeps the top of the ladder (the level still rises) while every lighter cart comes back."""
 
 
 @dataclass(frozen=True)
@@ -127,10 +133,13 @@ STAGES = (
         "steady",
         "g1-pull",
         18_124_800,
-        (*HEAVY, "task.reward_weights.tow_steady=2.0", "task.fat2_max_tilt_rad=0.6"),
+        (*HEAVY, *STEADY_TERMS),
         "results/g1/pull-run-5",
     ),
+    Stage("light", "g1-pull", 7_372_800, LIGHT, "results/g1/*-chain/09-light (session 15)"),
 )
+HISTORICAL = STAGES[:8]
+"""The stages of the historical chain (pull-run-5, 85.2 M steps); "light" came after."""
 
 
 def budget(stage: Stage, scale: float) -> int:
@@ -238,6 +247,23 @@ def stage_end(stage_dir: Path, last: int) -> dict | None:
     return end | {k: float(v) for k, v in rows[-1].items() if k.startswith("curriculum/") and v}
 
 
+def warm_start(root: Path, first: int) -> Path | None:
+    """The run stage `first` (0-based) warm-starts from: None for the first stage, else the
+    stage before it, which must have a checkpoint in ROOT. This lets a finished chain whose
+    early checkpoints were not kept (results/g1/coupled-chain keeps only 08-steady's) take
+    a stage appended after it."""
+    if first == 0:
+        return None
+    stage = STAGES[first - 1]
+    run = run_dir(root, first, stage)
+    if run is None or trained_steps(run) == 0:
+        raise SystemExit(
+            f"--first {STAGES[first].name}: no checkpoint of stage {stage.name} "
+            f"under {root / f'{first:02d}-{stage.name}'}"
+        )
+    return run
+
+
 def evaluate(run: Path, out: Path) -> dict:
     policy = out / "policy.onnx"
     subprocess.run(["simreal", "export", str(run), "--out", str(policy)], check=True)
@@ -259,6 +285,11 @@ def main() -> None:
     parser.add_argument(
         "--nproc", type=int, default=1, choices=(1, 2, 4), help="torchrun ranks per new stage"
     )
+    parser.add_argument(
+        "--first",
+        choices=[s.name for s in STAGES[1:]],
+        help="start here: the stage before must be in ROOT already (a saved copy put back)",
+    )
     parser.add_argument("--save", type=Path, help="copy the stages' resumable state there, exit")
     parser.add_argument(
         "--summary", type=int, metavar="N", help="print where each stage ended (last N iterations)"
@@ -276,9 +307,13 @@ def main() -> None:
         for path in save_stages(args.root, args.save):
             print(path)
         return
-    last = [s.name for s in STAGES].index(args.until)
-    previous: Path | None = None
+    names = [s.name for s in STAGES]
+    last = names.index(args.until)
+    first = names.index(args.first) if args.first else 0
+    previous = warm_start(args.root, first)
     for index, stage in enumerate(STAGES[: last + 1], start=1):
+        if index <= first:
+            continue
         steps = budget(stage, args.budget_scale)
         cmd = stage_command(args.root, index, stage, args.arch, previous, steps, args.nproc)
         if cmd is not None:
@@ -301,6 +336,7 @@ def main() -> None:
                 "trained": trained_steps(run_dir(args.root, i, s)),
             }
             for i, s in enumerate(STAGES[: last + 1], start=1)
+            if i > first
         ]
         report = {
             "command": " ".join(["python", *sys.argv]),

@@ -12,6 +12,7 @@ import pytest
 
 from simreal.config import apply_overrides
 from simreal.policies import TrainConfig
+from simreal.policies.checkpoint import save_checkpoint
 from simreal.tasks import get_task
 from simreal.training import split_overrides
 
@@ -33,8 +34,9 @@ def load_chain():
 
 def test_every_stage_applies_to_todays_configs():
     chain = load_chain()
-    assert [s.name for s in chain.STAGES][-1] == "steady"
-    assert sum(s.steps for s in chain.STAGES) == 85_204_992  # the READMEs: 85.2 M
+    assert [s.name for s in chain.HISTORICAL][-1] == "steady"
+    assert sum(s.steps for s in chain.HISTORICAL) == 85_204_992  # the READMEs: 85.2 M
+    assert chain.STAGES[-1].name == "light"
     for stage in chain.STAGES:
         task_items, train_items = split_overrides(list(stage.overrides))
         spec = get_task(stage.task)
@@ -57,6 +59,22 @@ def test_dry_run_starts_the_first_stage(tmp_path, nproc):
     assert out[out.index("--envs") + 1] == str(256 // nproc)
     assert out[out.index("--arch") + 1] == "coupled"
     assert "--init-from" not in out  # stage 1 trains from scratch
+
+
+def test_first_warm_starts_from_the_stage_before(tmp_path):
+    """--first light on a root holding only steady's run (results/g1/coupled-chain's case)
+    starts light from it; without that run it names what is missing."""
+    cmd = [sys.executable, str(SCRIPT), "--arch", "coupled", "--root", str(tmp_path)]
+    cmd += ["--first", "light", "--dry-run"]
+    missing = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    assert missing.returncode != 0 and "08-steady" in missing.stderr
+    run = tmp_path / "08-steady" / "g1-pull" / "20261124-211730-0"
+    save_checkpoint(run / "checkpoints", 2950, {"env_steps": 18_124_800})
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=ROOT).stdout
+    words = out.split()
+    assert words[words.index("--init-from") + 1] == str(run)
+    assert words[words.index("--out") + 1] == str(tmp_path / "09-light")
+    assert "task.load.resistance_spread=[0.0,1.0]" in words
 
 
 def test_save_keeps_what_a_resume_needs(tmp_path):
