@@ -56,6 +56,7 @@ from _report import emit
 
 ENVS = 256  # the batch every historical stage used (one process, or 2 ranks x 128)
 SEED = 0
+"""The seed of both chains; `--seed` runs another (into another ROOT)."""
 
 PULL_BASE = (
     "task.gait_reference_rad=0.3",
@@ -178,7 +179,14 @@ def recorded_world_size(run: Path) -> int:
 
 
 def stage_command(
-    root: Path, index: int, stage: Stage, arch: str, previous: Path | None, steps: int, nproc: int
+    root: Path,
+    index: int,
+    stage: Stage,
+    arch: str,
+    previous: Path | None,
+    steps: int,
+    nproc: int,
+    seed: int = SEED,
 ) -> list[str] | None:
     """The command that moves the stage on, None when it is done. A started stage resumes
     with the rank count it started with; a new one gets `nproc` ranks of ENVS / nproc
@@ -188,7 +196,7 @@ def stage_command(
         if trained_steps(run) >= steps:
             return None
         return [*launcher(recorded_world_size(run)), "--resume", str(run), "--minutes", "100000"]
-    cmd = [*launcher(nproc), stage.task, "--arch", arch, "--seed", str(SEED)]
+    cmd = [*launcher(nproc), stage.task, "--arch", arch, "--seed", str(seed)]
     cmd += ["--envs", str(ENVS // nproc), "--steps", str(steps), "--minutes", "100000"]
     if previous is not None:
         cmd += ["--init-from", str(previous)]
@@ -290,6 +298,7 @@ def main() -> None:
         choices=[s.name for s in STAGES[1:]],
         help="start here: the stage before must be in ROOT already (a saved copy put back)",
     )
+    parser.add_argument("--seed", type=int, default=SEED, help="the new stages' seed")
     parser.add_argument("--save", type=Path, help="copy the stages' resumable state there, exit")
     parser.add_argument(
         "--summary", type=int, metavar="N", help="print where each stage ended (last N iterations)"
@@ -315,7 +324,9 @@ def main() -> None:
         if index <= first:
             continue
         steps = budget(stage, args.budget_scale)
-        cmd = stage_command(args.root, index, stage, args.arch, previous, steps, args.nproc)
+        cmd = stage_command(
+            args.root, index, stage, args.arch, previous, steps, args.nproc, args.seed
+        )
         if cmd is not None:
             print(" ".join(cmd), flush=True)
             if args.dry_run:
