@@ -12,11 +12,20 @@ prints the evaluation protocol's numbers of every checkpoint so the choice can b
 checked.
 
     python bench/g1_pull_checkpoints.py RUN [--every 4] [--last 12] [--json FILE]
+    python bench/g1_pull_checkpoints.py --sweep-of results/g1/coupled-chain/09-light/checkpoints.json
+
+Because neighbouring checkpoints differ so much, the report also gives the evaluation
+protocol's mean and standard deviation over all swept checkpoints (`sweep`): when two
+runs are compared (issue 3's decoupled and coupled actors), a gap between the picked
+checkpoints smaller than the spread within a run does not rank the runs. `--sweep-of`
+recomputes it from an existing report.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import statistics
 import sys
 from pathlib import Path
 
@@ -43,13 +52,30 @@ def score(row: dict) -> float:
     return min(row["backward_n"] / THOR_BACKWARD_N, row["forward_n"] / THOR_FORWARD_N)
 
 
+def sweep(rows: list[dict]) -> dict:
+    """Mean and population standard deviation of the evaluation numbers over the swept
+    checkpoints (backward_n, forward_n, fall_rate), and how many there were."""
+    out: dict = {"checkpoints": len(rows)}
+    for key in ("backward_n", "forward_n", "fall_rate"):
+        values = [r["evaluation"][key] for r in rows]
+        out[key] = {"mean": statistics.fmean(values), "std": statistics.pstdev(values)}
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("run", type=Path)
+    parser.add_argument("run", type=Path, nargs="?")
+    parser.add_argument("--sweep-of", type=Path, help="an existing report: print its sweep")
     parser.add_argument("--every", type=int, default=1, help="every k-th checkpoint")
     parser.add_argument("--last", type=int, default=0, help="only the last n considered")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    if args.sweep_of:
+        rows = json.loads(args.sweep_of.read_text())["checkpoints"]
+        emit({"command": " ".join(["python", *sys.argv]), "sweep": sweep(rows)}, args.json)
+        return
+    if args.run is None:
+        parser.error("RUN is required (or --sweep-of REPORT)")
 
     checkpoints = sorted((args.run / "checkpoints").glob("model_*.pt"))
     if not checkpoints:
@@ -75,6 +101,7 @@ def main() -> None:
             "checkpoints": rows,
             "picked_on_validation": pick["checkpoint"],
             "picked_evaluation": pick["evaluation"],
+            "sweep": sweep(rows),
         },
         args.json,
     )

@@ -228,14 +228,23 @@ def record_video(env, policy: Policy, path: Path) -> int:
 
 
 def export_run(run_dir: Path, out: Path | None = None) -> Path:
-    """Write RUN/policy.onnx (or `out`) with the metadata deployment needs."""
+    """Write RUN/policy.onnx (or `out`) with the metadata deployment needs, from the run's
+    latest checkpoint, or from RUN/checkpoints/model_N.pt when given that file (a run's
+    checkpoints can differ a lot; bench/g1_pull_checkpoints.py picks one that is not the
+    last)."""
     from simreal.policies.checkpoint import latest_checkpoint, load_actor_critic
     from simreal.policies.export import export_onnx
 
-    config = read_config(run_dir)
-    ckpt = latest_checkpoint(run_dir / "checkpoints")
+    run_dir = Path(run_dir)
+    if run_dir.is_file():
+        ckpt, run_dir = run_dir, run_dir.parent.parent
+        if ckpt.parent.name != "checkpoints":
+            raise FileNotFoundError(f"{ckpt}: a checkpoint to export must be in RUN/checkpoints/")
+    else:
+        ckpt = latest_checkpoint(run_dir / "checkpoints")
     if ckpt is None:
         raise FileNotFoundError(f"{run_dir}: run has no checkpoint to export")
+    config = read_config(run_dir)
     model = load_actor_critic(ckpt)
     env = make_eval_env(config, 1, config.get("engine", "mjbatch"), 0, None)
     meta: dict[str, Any] = {"task": config["task"], "gym": bool(config.get("gym"))}

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+import torch
 import yaml
 from onnx import TensorProto, helper, numpy_helper
 
@@ -203,3 +204,29 @@ def test_eval_video_writes_an_mp4_of_the_first_episode(tmp_path, capsys):
     assert len(frames) == metrics["video_frames"] >= 10
     assert frames[0].shape[:2] == (480, 640)
     assert not np.array_equal(frames[0], frames[-1])  # the drone climbs
+
+
+def test_export_takes_a_named_checkpoint(tmp_path, capsys):
+    """`simreal export RUN/checkpoints/model_N.pt` exports that checkpoint, not the latest
+    (a run's checkpoint picked by validation may be an earlier one)."""
+    out = tmp_path / "runs"
+    assert main(["train", "quad-hover", "--envs", "8", "--steps", "256", "--out", str(out)]) == 0
+    (run,) = (out / "quad-hover").iterdir()
+    (latest,) = (run / "checkpoints").iterdir()
+    state = torch.load(latest, weights_only=False)
+    state["model"] = {k: torch.zeros_like(v) for k, v in state["model"].items()}
+    earlier = run / "checkpoints" / "model_000000.pt"
+    torch.save(state, earlier)
+    capsys.readouterr()
+    assert main(["export", str(earlier), "--out", str(tmp_path / "earlier.onnx")]) == 0
+    assert main(["export", str(run), "--out", str(tmp_path / "latest.onnx")]) == 0
+
+    def weights(path: Path) -> list[np.ndarray]:
+        return [numpy_helper.to_array(t) for t in onnx.load(path).graph.initializer]
+
+    zeroed, trained = weights(tmp_path / "earlier.onnx"), weights(tmp_path / "latest.onnx")
+    assert sum(np.count_nonzero(w) for w in zeroed) < sum(np.count_nonzero(w) for w in trained)
+    stray = tmp_path / "model_000010.pt"
+    stray.write_bytes(latest.read_bytes())
+    assert main(["export", str(stray)]) != 0
+    assert "RUN/checkpoints/" in capsys.readouterr().err
