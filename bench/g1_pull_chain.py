@@ -13,6 +13,11 @@ results/g1 directory; the budgets below are the env steps each stage actually ra
 - `--arch coupled` trains issue 3's baseline with the same budget and seed: one actor for
   all 29 joints instead of the lower / waist / upper actors, everything else equal.
 
+A ninth stage, light (session 15), follows the historical eight: steady's recipe with
+carts from none to the level, for the light-cart falls both actors' steady policies show.
+`--first light` runs it on a root that holds only 08-steady's run, `--seed N` with another
+seed; `--until steady` stops where the historical chain did.
+
 It is a replay with today's code, not the historical runs bit for bit: stage 1 uses the
 critic learning rate of 1e-3 from the start (force-run changed it by hand at 9.2 M
 steps), and the first stages ran while actions were clipped at +-1 (today +-5).
