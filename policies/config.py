@@ -58,6 +58,12 @@ class PPOConfig:
     function; its own rate keeps the advantages honest while the actor stays cautious."""
     schedule: Literal["adaptive", "fixed"] = "adaptive"
     desired_kl: float = 0.01
+    max_kl: float | None = None
+    """Stop an update's remaining minibatches once the policy has moved this far from the
+    rollout's (the mean KL over ranks, before the step; no step taken then). None: every
+    epoch runs. Session 15 found the decoupled G1 actor's per-update KL spiking to 1-2.5
+    (20 of 2,950 updates above 0.1 in g1-pull's steady stage) where the coupled actor's
+    never passed 0.062 under the same fixed learning rate; a cap bounds such jumps."""
     max_grad_norm: float = 1.0
     clip_value_loss: bool = True
     imitation_coef: float = 0.0
@@ -82,6 +88,8 @@ class PPOConfig:
             raise ValueError(f"ppo.imitation_coef must be >= 0, got {self.imitation_coef}")
         if self.schedule not in ("adaptive", "fixed"):
             raise ValueError(f"ppo.schedule must be 'adaptive' or 'fixed', got {self.schedule!r}")
+        if self.max_kl is not None and self.max_kl <= 0:
+            raise ValueError(f"ppo.max_kl must be positive (or null), got {self.max_kl}")
 
 
 @dataclass

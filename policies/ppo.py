@@ -107,7 +107,10 @@ class PPO:
         if imitation > 0:
             totals["imitation_loss"] = 0.0
         n = 0
+        stopped = False
         for _ in range(cfg.num_epochs):
+            if stopped:
+                break
             for b in self.storage.minibatches(cfg.num_minibatches, self.generator):
                 dist = self.model.distribution(b.obs)
                 log_prob = dist.log_prob(b.actions).sum(-1)
@@ -136,6 +139,9 @@ class PPO:
                 # The learning rate only acts in step(): adapting it after backward lets the
                 # ranks' mean KL travel with their gradients.
                 (kl,) = self.distributed.average_gradients(self.model, (kl,))
+                if cfg.max_kl is not None and n > 0 and kl > cfg.max_kl:
+                    stopped = True  # every rank sees the same mean KL: all stop here
+                    break
                 if cfg.schedule == "adaptive":
                     self._adapt_learning_rate(kl)
                 torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.max_grad_norm)

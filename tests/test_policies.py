@@ -519,3 +519,37 @@ def test_dagger_trains_a_swarm_policy_through_the_runner_and_resumes(tmp_path):
     assert again.dagger.learning_rate == cfg.dagger.learning_rate
     again.learn()
     assert again.iteration == 4
+
+
+def _filled_ppo(cfg: PPOConfig) -> PPO:
+    torch.manual_seed(0)
+    model = ActorCritic(N_OBS, N_OBS, GROUPS, SMALL)
+    ppo = PPO(model, cfg, RolloutStorage(4, 8, N_OBS, N_OBS, 6), seed=0)
+    for t in range(4):
+        obs = observations(8, seed=t)
+        ppo.act(obs, obs)
+        reward = np.random.default_rng(t).normal(size=8).astype(np.float32)
+        none = np.zeros(8, dtype=bool)
+        ppo.record(_Step(reward=reward, terminated=none, truncated=none, final_critic_obs=None))
+    ppo.finish_rollout(obs)
+    return ppo
+
+
+def _adam_steps(ppo: PPO) -> int:
+    (first, *_) = ppo.optimizer.param_groups[0]["params"]
+    return int(ppo.optimizer.state[first]["step"])
+
+
+def test_max_kl_stops_the_update_once_the_policy_has_moved_that_far():
+    """The first minibatch always steps (KL 0); with a cap below the KL one step makes, the
+    update stops there. Without a cap, or with a loose one, every epoch runs."""
+    cfg = dict(num_steps_per_env=4, num_epochs=3, num_minibatches=2, schedule="fixed")
+    capped = _filled_ppo(PPOConfig(**cfg, max_kl=1e-9))
+    stats = capped.update()
+    assert _adam_steps(capped) == 1 and np.isfinite(stats["kl"])
+    for max_kl in (None, 1e3):
+        ppo = _filled_ppo(PPOConfig(**cfg, max_kl=max_kl))
+        ppo.update()
+        assert _adam_steps(ppo) == 3 * 2
+    with pytest.raises(ValueError, match="max_kl"):
+        PPOConfig(max_kl=0.0).validate()
