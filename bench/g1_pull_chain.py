@@ -152,9 +152,14 @@ def budget(stage: Stage, scale: float) -> int:
     return max(1, round(stage.steps * scale))
 
 
+def stage_dir(root: Path, index: int, stage: Stage) -> Path:
+    """ROOT/NN-name: where stage `index` (1-based) keeps its run."""
+    return root / f"{index:02d}-{stage.name}"
+
+
 def run_dir(root: Path, index: int, stage: Stage) -> Path | None:
     """The stage's run directory under ROOT/NN-name/TASK/, None before it started."""
-    parent = root / f"{index:02d}-{stage.name}" / stage.task
+    parent = stage_dir(root, index, stage) / stage.task
     runs = sorted(p for p in parent.glob("*") if p.is_dir()) if parent.is_dir() else []
     if len(runs) > 1:
         raise RuntimeError(f"{parent}: {len(runs)} run directories, expected one")
@@ -207,7 +212,7 @@ def stage_command(
         cmd += ["--init-from", str(previous)]
     for item in stage.overrides:
         cmd += ["--set", item]
-    return [*cmd, "--out", str(root / f"{index:02d}-{stage.name}")]
+    return [*cmd, "--out", str(stage_dir(root, index, stage))]
 
 
 SAVED_FILES = ("config.yaml", "metrics.csv", "curve.png")
@@ -272,7 +277,7 @@ def warm_start(root: Path, first: int) -> Path | None:
     if run is None or trained_steps(run) == 0:
         raise SystemExit(
             f"--first {STAGES[first].name}: no checkpoint of stage {stage.name} "
-            f"under {root / f'{first:02d}-{stage.name}'}"
+            f"under {stage_dir(root, first, stage)}"
         )
     return run
 
@@ -311,10 +316,8 @@ def main() -> None:
     args = parser.parse_args()
 
     if args.summary:
-        ends = {
-            f"{i:02d}-{s.name}": stage_end(args.root / f"{i:02d}-{s.name}", args.summary)
-            for i, s in enumerate(STAGES, start=1)
-        }
+        dirs = [stage_dir(args.root, i, s) for i, s in enumerate(STAGES, start=1)]
+        ends = {d.name: stage_end(d, args.summary) for d in dirs}
         emit({"command": " ".join(["python", *sys.argv]), "stages": ends}, args.json)
         return
     if args.save:
@@ -325,9 +328,8 @@ def main() -> None:
     last = names.index(args.until)
     first = names.index(args.first) if args.first else 0
     previous = warm_start(args.root, first)
-    for index, stage in enumerate(STAGES[: last + 1], start=1):
-        if index <= first:
-            continue
+    todo = list(enumerate(STAGES, start=1))[first : last + 1]
+    for index, stage in todo:
         steps = budget(stage, args.budget_scale)
         cmd = stage_command(
             args.root, index, stage, args.arch, previous, steps, args.nproc, args.seed
@@ -351,8 +353,7 @@ def main() -> None:
                 "budget": budget(s, args.budget_scale),
                 "trained": trained_steps(run_dir(args.root, i, s)),
             }
-            for i, s in enumerate(STAGES[: last + 1], start=1)
-            if i > first
+            for i, s in todo
         ]
         report = {
             "command": " ".join(["python", *sys.argv]),

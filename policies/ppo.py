@@ -107,50 +107,51 @@ class PPO:
         if imitation > 0:
             totals["imitation_loss"] = 0.0
         n = 0
-        stopped = False
-        for _ in range(cfg.num_epochs):
-            if stopped:
-                break
-            for b in self.storage.minibatches(cfg.num_minibatches, self.generator):
-                dist = self.model.distribution(b.obs)
-                log_prob = dist.log_prob(b.actions).sum(-1)
-                values = self.model.value(b.critic_obs)
-                entropy = dist.entropy().sum(-1).mean()
-                kl = self._kl(b.old_mean, b.old_std, dist.mean, dist.stddev)
-                ratio = torch.exp(log_prob - b.old_log_prob)
-                surrogate = torch.max(
-                    -b.advantages * ratio,
-                    -b.advantages * ratio.clamp(1 - cfg.clip, 1 + cfg.clip),
+        batches = (
+            b
+            for _ in range(cfg.num_epochs)
+            for b in self.storage.minibatches(cfg.num_minibatches, self.generator)
+        )
+        for b in batches:
+            dist = self.model.distribution(b.obs)
+            log_prob = dist.log_prob(b.actions).sum(-1)
+            values = self.model.value(b.critic_obs)
+            entropy = dist.entropy().sum(-1).mean()
+            kl = self._kl(b.old_mean, b.old_std, dist.mean, dist.stddev)
+            ratio = torch.exp(log_prob - b.old_log_prob)
+            surrogate = torch.max(
+                -b.advantages * ratio,
+                -b.advantages * ratio.clamp(1 - cfg.clip, 1 + cfg.clip),
+            ).mean()
+            if cfg.clip_value_loss:
+                clipped = b.old_values + (values - b.old_values).clamp(-cfg.clip, cfg.clip)
+                value_loss = torch.max(
+                    (values - b.returns).square(), (clipped - b.returns).square()
                 ).mean()
-                if cfg.clip_value_loss:
-                    clipped = b.old_values + (values - b.old_values).clamp(-cfg.clip, cfg.clip)
-                    value_loss = torch.max(
-                        (values - b.returns).square(), (clipped - b.returns).square()
-                    ).mean()
-                else:
-                    value_loss = (values - b.returns).square().mean()
-                loss = surrogate + cfg.value_coef * value_loss - cfg.entropy_coef * entropy
-                if imitation > 0:
-                    imitation_loss = (dist.mean - b.expert).square().sum(-1).mean()
-                    loss = loss + imitation * imitation_loss
-                    totals["imitation_loss"] += imitation_loss.item()
-                self.optimizer.zero_grad()
-                loss.backward()
-                # The learning rate only acts in step(): adapting it after backward lets the
-                # ranks' mean KL travel with their gradients.
-                (kl,) = self.distributed.average_gradients(self.model, (kl,))
-                if cfg.max_kl is not None and n > 0 and kl > cfg.max_kl:
-                    stopped = True  # every rank sees the same mean KL: all stop here
-                    break
-                if cfg.schedule == "adaptive":
-                    self._adapt_learning_rate(kl)
-                torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.max_grad_norm)
-                self.optimizer.step()
-                totals["value_loss"] += value_loss.item()
-                totals["surrogate_loss"] += surrogate.item()
-                totals["entropy"] += entropy.item()
-                totals["kl"] += kl
-                n += 1
+            else:
+                value_loss = (values - b.returns).square().mean()
+            loss = surrogate + cfg.value_coef * value_loss - cfg.entropy_coef * entropy
+            if imitation > 0:
+                imitation_loss = (dist.mean - b.expert).square().sum(-1).mean()
+                loss = loss + imitation * imitation_loss
+            self.optimizer.zero_grad()
+            loss.backward()
+            # The learning rate only acts in step(): adapting it after backward lets the
+            # ranks' mean KL travel with their gradients.
+            (kl,) = self.distributed.average_gradients(self.model, (kl,))
+            if cfg.max_kl is not None and n > 0 and kl > cfg.max_kl:
+                break  # every rank sees the same mean KL: all stop here
+            if cfg.schedule == "adaptive":
+                self._adapt_learning_rate(kl)
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.max_grad_norm)
+            self.optimizer.step()
+            totals["value_loss"] += value_loss.item()
+            totals["surrogate_loss"] += surrogate.item()
+            totals["entropy"] += entropy.item()
+            totals["kl"] += kl
+            if imitation > 0:
+                totals["imitation_loss"] += imitation_loss.item()
+            n += 1
         out = {k: v / n for k, v in totals.items()}
         out["learning_rate"] = self.learning_rate
         out["action_std"] = float(self.model.actor.std().detach().mean())

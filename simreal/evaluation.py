@@ -232,18 +232,13 @@ def export_run(run_dir: Path, out: Path | None = None) -> Path:
     latest checkpoint, or from RUN/checkpoints/model_N.pt when given that file (a run's
     checkpoints can differ a lot; bench/g1_pull_checkpoints.py picks one that is not the
     last)."""
-    from simreal.policies.checkpoint import latest_checkpoint, load_actor_critic
+    from simreal.policies.checkpoint import load_actor_critic, resolve_checkpoint
     from simreal.policies.export import export_onnx
 
-    run_dir = Path(run_dir)
-    if run_dir.is_file():
-        ckpt, run_dir = run_dir, run_dir.parent.parent
-        if ckpt.parent.name != "checkpoints":
-            raise FileNotFoundError(f"{ckpt}: a checkpoint to export must be in RUN/checkpoints/")
-    else:
-        ckpt = latest_checkpoint(run_dir / "checkpoints")
-    if ckpt is None:
-        raise FileNotFoundError(f"{run_dir}: run has no checkpoint to export")
+    ckpt = resolve_checkpoint(run_dir)
+    if ckpt.parent.name != "checkpoints":
+        raise FileNotFoundError(f"{ckpt}: a checkpoint to export must be in RUN/checkpoints/")
+    run_dir = ckpt.parent.parent
     config = read_config(run_dir)
     model = load_actor_critic(ckpt)
     env = make_eval_env(config, 1, config.get("engine", "mjbatch"), 0, None)
