@@ -64,6 +64,13 @@ class PPOConfig:
     epoch runs. Session 15 found the decoupled G1 actor's per-update KL spiking to 1-2.5
     (20 of 2,950 updates above 0.1 in g1-pull's steady stage) where the coupled actor's
     never passed 0.062 under the same fixed learning rate; a cap bounds such jumps."""
+    ratio: Literal["joint", "per_group"] = "joint"
+    """joint: one probability ratio over every action, clipped once (single-agent PPO).
+    per_group: each action group's own ratio, clipped on its own, the groups' surrogates
+    summed: the decoupled actor as cooperating agents sharing one advantage (MAPPO-style,
+    Thor's "three-agent" reading). Under the joint ratio a large move of one group (the
+    waist, say) clips the sample for all three and stalls the others' learning; per
+    group, each actor keeps its own trust region. Same as joint for the coupled actor."""
     max_grad_norm: float = 1.0
     clip_value_loss: bool = True
     imitation_coef: float = 0.0
@@ -88,6 +95,8 @@ class PPOConfig:
             raise ValueError(f"ppo.imitation_coef must be >= 0, got {self.imitation_coef}")
         if self.schedule not in ("adaptive", "fixed"):
             raise ValueError(f"ppo.schedule must be 'adaptive' or 'fixed', got {self.schedule!r}")
+        if self.ratio not in ("joint", "per_group"):
+            raise ValueError(f"ppo.ratio must be 'joint' or 'per_group', got {self.ratio!r}")
         if self.max_kl is not None and self.max_kl <= 0:
             raise ValueError(f"ppo.max_kl must be positive (or null), got {self.max_kl}")
 

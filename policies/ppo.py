@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from torch.distributions import Normal
 
 from simreal.policies.config import PPOConfig
 from simreal.policies.distributed import Distributed
 from simreal.policies.models import ActorCritic
-from simreal.policies.storage import RolloutStorage
+from simreal.policies.storage import Batch, RolloutStorage
 from simreal.policies.vecenv import StepLike
 
 LR_BOUNDS = (1e-5, 1e-2)
@@ -39,6 +40,7 @@ class PPO:
             ]
         )
         self.generator = torch.Generator().manual_seed(seed)
+        self.group_slots = [torch.tensor(idx) for idx in model.action_groups.values()]
 
     @property
     def steps_per_iteration(self) -> int:
@@ -118,11 +120,7 @@ class PPO:
             values = self.model.value(b.critic_obs)
             entropy = dist.entropy().sum(-1).mean()
             kl = self._kl(b.old_mean, b.old_std, dist.mean, dist.stddev)
-            ratio = torch.exp(log_prob - b.old_log_prob)
-            surrogate = torch.max(
-                -b.advantages * ratio,
-                -b.advantages * ratio.clamp(1 - cfg.clip, 1 + cfg.clip),
-            ).mean()
+            surrogate = self._surrogate(dist, log_prob, b)
             if cfg.clip_value_loss:
                 clipped = b.old_values + (values - b.old_values).clamp(-cfg.clip, cfg.clip)
                 value_loss = torch.max(
@@ -156,6 +154,27 @@ class PPO:
         out["learning_rate"] = self.learning_rate
         out["action_std"] = float(self.model.actor.std().detach().mean())
         return out
+
+    def _surrogate(self, dist: Normal, log_prob: torch.Tensor, b: Batch) -> torch.Tensor:
+        """The clipped surrogate loss: over the joint ratio, or summed over the action
+        groups' own ratios (`ppo.ratio`)."""
+        if self.cfg.ratio == "joint" or len(self.group_slots) == 1:
+            log_ratio = (log_prob - b.old_log_prob).unsqueeze(-1)
+        else:
+            per_action = dist.log_prob(b.actions) - Normal(b.old_mean, b.old_std).log_prob(
+                b.actions
+            )
+            log_ratio = torch.stack(
+                [per_action.index_select(1, slots).sum(-1) for slots in self.group_slots], -1
+            )
+        ratio = torch.exp(log_ratio)
+        advantages = b.advantages.unsqueeze(-1)
+        clip = self.cfg.clip
+        return (
+            torch.max(-advantages * ratio, -advantages * ratio.clamp(1 - clip, 1 + clip))
+            .sum(-1)
+            .mean()
+        )
 
     @staticmethod
     def _kl(old_mean, old_std, mean, std) -> float:

@@ -553,3 +553,64 @@ def test_max_kl_stops_the_update_once_the_policy_has_moved_that_far():
         assert _adam_steps(ppo) == 3 * 2
     with pytest.raises(ValueError, match="max_kl"):
         PPOConfig(max_kl=0.0).validate()
+
+
+def _actor_grads(ppo: PPO, batch) -> dict[str, float]:
+    """Each action group's actor-gradient norm from the surrogate alone."""
+    ppo.model.zero_grad()
+    dist = ppo.model.distribution(batch.obs)
+    ppo._surrogate(dist, dist.log_prob(batch.actions).sum(-1), batch).backward()
+    nets = ppo.model.actor.nets
+    return {
+        name: float(sum(p.grad.norm() ** 2 for p in nets[name].parameters()) ** 0.5)
+        for name in nets
+    }
+
+
+def test_per_group_ratio_keeps_the_other_groups_learning_when_one_group_is_clipped():
+    """Move only the lower-body actor far from the rollout's policy: under the joint ratio
+    every sample with a positive advantage is clipped, so the waist and upper actors get no
+    gradient either; with each group's own ratio they still learn. For one group (the
+    coupled actor) both ratios give the same loss."""
+    cfg = dict(num_steps_per_env=4, num_epochs=1, num_minibatches=1, schedule="fixed")
+    grads = {}
+    for ratio in ("joint", "per_group"):
+        ppo = _filled_ppo(PPOConfig(**cfg, ratio=ratio))
+        (batch,) = ppo.storage.minibatches(1, torch.Generator().manual_seed(0))
+        batch.advantages = batch.advantages.abs() + 0.1
+        # The rollout's lower-body actor put its mean 3 std away from the action it took,
+        # so the current one is far likelier to take it: its ratio is far above 1 + clip.
+        batch.old_mean[:, :3] = batch.actions[:, :3] + 3.0 * batch.old_std[:, :3]
+        old = torch.distributions.Normal(batch.old_mean, batch.old_std)
+        batch.old_log_prob = old.log_prob(batch.actions).sum(-1)
+        grads[ratio] = _actor_grads(ppo, batch)
+    assert grads["joint"]["waist"] < 1e-3 * grads["per_group"]["waist"]
+    assert grads["joint"]["upper"] < 1e-3 * grads["per_group"]["upper"]
+    assert grads["per_group"]["waist"] > 0 and grads["per_group"]["upper"] > 0
+
+    losses = []
+    for ratio in ("joint", "per_group"):
+        torch.manual_seed(0)
+        coupled = ModelConfig(actor_hidden=(16, 16), critic_hidden=(16,), arch="coupled")
+        model = ActorCritic(N_OBS, N_OBS, GROUPS, coupled)
+        ppo = PPO(model, PPOConfig(**cfg, ratio=ratio), RolloutStorage(1, 8, N_OBS, N_OBS, 6), 0)
+        obs = observations(8)
+        ppo.act(obs, obs)
+        none = np.zeros(8, dtype=bool)
+        ppo.record(
+            _Step(
+                reward=np.ones(8, np.float32),
+                terminated=none,
+                truncated=none,
+                final_critic_obs=None,
+            )
+        )
+        ppo.finish_rollout(obs)
+        (batch,) = ppo.storage.minibatches(1, torch.Generator().manual_seed(0))
+        with torch.no_grad():
+            model.actor.nets["all"][-1].bias.add_(0.3)
+            dist = model.distribution(batch.obs)
+            losses.append(float(ppo._surrogate(dist, dist.log_prob(batch.actions).sum(-1), batch)))
+    assert losses[0] == pytest.approx(losses[1], rel=1e-5)
+    with pytest.raises(ValueError, match="ppo.ratio"):
+        PPOConfig(ratio="per_joint").validate()
