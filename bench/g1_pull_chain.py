@@ -197,10 +197,12 @@ def stage_command(
     steps: int,
     nproc: int,
     seed: int = SEED,
+    extra: tuple[str, ...] = (),
 ) -> list[str] | None:
     """The command that moves the stage on, None when it is done. A started stage resumes
     with the rank count it started with; a new one gets `nproc` ranks of ENVS / nproc
-    simulations each (the same 256-simulation batch)."""
+    simulations each (the same 256-simulation batch). `extra` overrides come after the
+    stage's own (a variant of the recipe, e.g. train.ppo.ratio=per_group)."""
     run = run_dir(root, index, stage)
     if run is not None:
         if trained_steps(run) >= steps:
@@ -210,7 +212,7 @@ def stage_command(
     cmd += ["--envs", str(ENVS // nproc), "--steps", str(steps), "--minutes", "100000"]
     if previous is not None:
         cmd += ["--init-from", str(previous)]
-    for item in stage.overrides:
+    for item in (*stage.overrides, *extra):
         cmd += ["--set", item]
     return [*cmd, "--out", str(stage_dir(root, index, stage))]
 
@@ -309,6 +311,13 @@ def main() -> None:
         help="start here: the stage before must be in ROOT already (a saved copy put back)",
     )
     parser.add_argument("--seed", type=int, default=SEED, help="the new stages' seed")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="an override added to every new stage (repeatable), e.g. train.ppo.ratio=per_group",
+    )
     parser.add_argument("--save", type=Path, help="copy the stages' resumable state there, exit")
     parser.add_argument(
         "--summary", type=int, metavar="N", help="print where each stage ended (last N iterations)"
@@ -332,7 +341,15 @@ def main() -> None:
     for index, stage in todo:
         steps = budget(stage, args.budget_scale)
         cmd = stage_command(
-            args.root, index, stage, args.arch, previous, steps, args.nproc, args.seed
+            args.root,
+            index,
+            stage,
+            args.arch,
+            previous,
+            steps,
+            args.nproc,
+            args.seed,
+            tuple(args.set),
         )
         if cmd is not None:
             print(" ".join(cmd), flush=True)

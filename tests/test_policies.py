@@ -612,5 +612,5 @@ def test_per_group_ratio_keeps_the_other_groups_learning_when_one_group_is_clipp
             dist = model.distribution(batch.obs)
             losses.append(float(ppo._surrogate(dist, dist.log_prob(batch.actions).sum(-1), batch)))
     assert losses[0] == pytest.approx(losses[1], rel=1e-5)
-    with pytest.raises(ValueError, match="ppo.ratio"):
+    with pytest.raises(ValueError, match=r"ppo\.ratio"):
         PPOConfig(ratio="per_joint").validate()
