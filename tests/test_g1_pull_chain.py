@@ -65,7 +65,7 @@ def test_first_warm_starts_from_the_stage_before(tmp_path):
     """--first light on a root holding only steady's run (results/g1/coupled-chain's case)
     starts light from it; without that run it names what is missing."""
     cmd = [sys.executable, str(SCRIPT), "--arch", "coupled", "--root", str(tmp_path)]
-    cmd += ["--first", "light", "--dry-run", "--seed", "1", "--set", "train.ppo.ratio=per_group"]
+    cmd += ["--first", "light", "--dry-run", "--seed", "1", "--set", "train.ppo.ratio=joint"]
     missing = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     assert missing.returncode != 0 and "08-steady" in missing.stderr
     run = tmp_path / "08-steady" / "g1-pull" / "20261124-211730-0"
@@ -76,7 +76,9 @@ def test_first_warm_starts_from_the_stage_before(tmp_path):
     assert words[words.index("--out") + 1] == str(tmp_path / "09-light")
     assert "task.load.resistance_spread=[0.0,1.0]" in words
     assert words[words.index("--seed") + 1] == "1"
-    assert words[-3:-2] == ["train.ppo.ratio=per_group"]  # after the stage's own, before --out
+    # light's own per-group ratio, then the override after it (the last one wins), then --out
+    assert words.index("train.ppo.ratio=per_group") < words.index("train.ppo.ratio=joint")
+    assert words[-3:-2] == ["train.ppo.ratio=joint"]
 
 
 def test_save_keeps_what_a_resume_needs(tmp_path):
