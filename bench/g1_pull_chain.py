@@ -103,11 +103,10 @@ level near 190 N and the spread at [0.7, 1.0], training saw almost nothing under
 both chains' steady policies fell behind light carts (under 30-90 N). A spread of [0, 1]
 keeps the top of the ladder (the level still rises) while every lighter cart comes back.
 
-Its PPO ratio is per action group (sessions 16-17): over 4 seeds the decoupled actor's
-light stage with per-group ratios beat its 2 joint-ratio seeds on the picked policies
-(183.7 / 155.6 N vs 179.3 / 153.6 N) and on the mean over each run's checkpoints (183.7 /
-147.1 N vs 163.1 / 144.5 N). The coupled actor has one action group, so it trains exactly
-as before. `--set train.ppo.ratio=joint` gives session 15's light stage back."""
+Its PPO ratio is per action group since session 17: the decoupled actor's light stage did
+better with it than with the joint ratio on every measure (docs/g1-pull.md, "Sessions
+16-17"). The coupled actor has one action group, so it trains exactly as before. `--set
+train.ppo.ratio=joint` gives session 15's light stage back."""
 
 
 @dataclass(frozen=True)

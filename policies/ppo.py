@@ -40,7 +40,7 @@ class PPO:
             ]
         )
         self.generator = torch.Generator().manual_seed(seed)
-        self.group_slots = [torch.tensor(idx) for idx in model.action_groups.values()]
+        self.group_of_action = self._group_membership(cfg, model.action_groups)
 
     @property
     def steps_per_iteration(self) -> int:
@@ -116,11 +116,10 @@ class PPO:
         )
         for b in batches:
             dist = self.model.distribution(b.obs)
-            log_prob = dist.log_prob(b.actions).sum(-1)
             values = self.model.value(b.critic_obs)
             entropy = dist.entropy().sum(-1).mean()
             kl = self._kl(b.old_mean, b.old_std, dist.mean, dist.stddev)
-            surrogate = self._surrogate(dist, log_prob, b)
+            surrogate = self._surrogate(dist, b)
             if cfg.clip_value_loss:
                 clipped = b.old_values + (values - b.old_values).clamp(-cfg.clip, cfg.clip)
                 value_loss = torch.max(
@@ -155,18 +154,30 @@ class PPO:
         out["action_std"] = float(self.model.actor.std().detach().mean())
         return out
 
-    def _surrogate(self, dist: Normal, log_prob: torch.Tensor, b: Batch) -> torch.Tensor:
+    @staticmethod
+    def _group_membership(
+        cfg: PPOConfig, action_groups: dict[str, tuple[int, ...]]
+    ) -> torch.Tensor | None:
+        """(actions, groups) 0/1 matrix that sums per-action log-ratios into each group's
+        under `ratio=per_group`; None where the ratio is the joint one (also the coupled
+        actor's single group)."""
+        if cfg.ratio == "joint" or len(action_groups) == 1:
+            return None
+        n_actions = sum(len(idx) for idx in action_groups.values())
+        membership = torch.zeros(n_actions, len(action_groups))
+        for column, idx in enumerate(action_groups.values()):
+            membership[list(idx), column] = 1.0
+        return membership
+
+    def _surrogate(self, dist: Normal, b: Batch) -> torch.Tensor:
         """The clipped surrogate loss: over the joint ratio, or summed over the action
         groups' own ratios (`ppo.ratio`)."""
-        if self.cfg.ratio == "joint" or len(self.group_slots) == 1:
-            log_ratio = (log_prob - b.old_log_prob).unsqueeze(-1)
+        per_action = dist.log_prob(b.actions)
+        if self.group_of_action is None:
+            log_ratio = (per_action.sum(-1) - b.old_log_prob).unsqueeze(-1)
         else:
-            per_action = dist.log_prob(b.actions) - Normal(b.old_mean, b.old_std).log_prob(
-                b.actions
-            )
-            log_ratio = torch.stack(
-                [per_action.index_select(1, slots).sum(-1) for slots in self.group_slots], -1
-            )
+            old = Normal(b.old_mean, b.old_std).log_prob(b.actions)
+            log_ratio = (per_action - old) @ self.group_of_action
         ratio = torch.exp(log_ratio)
         advantages = b.advantages.unsqueeze(-1)
         clip = self.cfg.clip

@@ -559,7 +559,7 @@ def _actor_grads(ppo: PPO, batch) -> dict[str, float]:
     """Each action group's actor-gradient norm from the surrogate alone."""
     ppo.model.zero_grad()
     dist = ppo.model.distribution(batch.obs)
-    ppo._surrogate(dist, dist.log_prob(batch.actions).sum(-1), batch).backward()
+    ppo._surrogate(dist, batch).backward()
     nets = ppo.model.actor.nets
     return {
         name: float(sum(p.grad.norm() ** 2 for p in nets[name].parameters()) ** 0.5)
@@ -610,7 +610,7 @@ def test_per_group_ratio_keeps_the_other_groups_learning_when_one_group_is_clipp
         with torch.no_grad():
             model.actor.nets["all"][-1].bias.add_(0.3)
             dist = model.distribution(batch.obs)
-            losses.append(float(ppo._surrogate(dist, dist.log_prob(batch.actions).sum(-1), batch)))
+            losses.append(float(ppo._surrogate(dist, batch)))
     assert losses[0] == pytest.approx(losses[1], rel=1e-5)
     with pytest.raises(ValueError, match=r"ppo\.ratio"):
         PPOConfig(ratio="per_joint").validate()
