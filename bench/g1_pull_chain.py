@@ -268,12 +268,16 @@ def stage_end(stage_dir: Path, last: int) -> dict | None:
         rows = list(csv.DictReader(f))
     if not rows:
         return None
-    tail = rows[-last:]
+    # a stage's first iterations finish no episode, so they log no return: average the
+    # last `last` iterations that did (none yet: None, not a crash on a stage just begun)
+    tail = [r for r in rows[-last:] if r["train_return"]]
     end = {
         "env_steps": int(rows[-1]["env_steps"]),
         "iterations": len(tail),
-        "train_return": sum(float(r["train_return"]) for r in tail) / len(tail),
-        "episode_length": sum(float(r["train_episode_length"]) for r in tail) / len(tail),
+        "train_return": sum(float(r["train_return"]) for r in tail) / len(tail) if tail else None,
+        "episode_length": (
+            sum(float(r["train_episode_length"]) for r in tail) / len(tail) if tail else None
+        ),
     }
     return end | {k: float(v) for k, v in rows[-1].items() if k.startswith("curriculum/") and v}
 

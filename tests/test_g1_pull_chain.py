@@ -126,3 +126,19 @@ def test_stage_end_reads_either_layout(tmp_path):
     assert chain.stage_end(tmp_path / "root" / "03-ref", last=2) == expected
     assert chain.stage_end(flat, last=2) == expected
     assert chain.stage_end(tmp_path / "root" / "04-walk", last=2) is None
+
+
+def test_stage_end_of_a_stage_just_begun(tmp_path):
+    """A stage's first iterations finish no episode and log an empty return: --summary
+    averages only the iterations that logged one, and reports None before any has (it
+    crashed on a chain saved a minute into a stage)."""
+    chain = load_chain()
+    header = "iteration,env_steps,train_return,train_episode_length\n"
+    stage = tmp_path / "05-rail"
+    stage.mkdir()
+    (stage / "metrics.csv").write_text(header + "1,100,,\n2,200,,\n")
+    end = chain.stage_end(stage, last=50)
+    assert end == {"env_steps": 200, "iterations": 0, "train_return": None, "episode_length": None}
+    (stage / "metrics.csv").write_text(header + "1,100,,\n2,200,,\n3,300,6.0,40\n4,400,8.0,60\n")
+    end = chain.stage_end(stage, last=3)
+    assert end == {"env_steps": 400, "iterations": 2, "train_return": 7.0, "episode_length": 50.0}
