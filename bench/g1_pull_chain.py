@@ -258,9 +258,11 @@ def save_stages(root: Path, dest: Path) -> list[Path]:
 
 def stage_end(stage_dir: Path, last: int) -> dict | None:
     """Where a stage ended, from its metrics.csv: train return and episode length averaged
-    over the last `last` iterations, and the curriculum level at its last one. The CSV is
-    found under the stage's run (ROOT's layout) or directly in `stage_dir` (a flat copy such
-    as results/g1/coupled-chain); None before the stage logged anything."""
+    over those of the last `last` iterations that finished an episode (a stage's first
+    iterations log none; None while no iteration has), and the curriculum level at its
+    last one. The CSV is found under the stage's run (ROOT's layout) or directly in
+    `stage_dir` (a flat copy such as results/g1/coupled-chain); None before the stage
+    logged anything."""
     found = sorted(stage_dir.rglob("metrics.csv")) if stage_dir.is_dir() else []
     if not found:
         return None
@@ -268,16 +270,16 @@ def stage_end(stage_dir: Path, last: int) -> dict | None:
         rows = list(csv.DictReader(f))
     if not rows:
         return None
-    # a stage's first iterations finish no episode, so they log no return: average the
-    # last `last` iterations that did (none yet: None, not a crash on a stage just begun)
     tail = [r for r in rows[-last:] if r["train_return"]]
+
+    def mean(column: str) -> float | None:
+        return sum(float(r[column]) for r in tail) / len(tail) if tail else None
+
     end = {
         "env_steps": int(rows[-1]["env_steps"]),
         "iterations": len(tail),
-        "train_return": sum(float(r["train_return"]) for r in tail) / len(tail) if tail else None,
-        "episode_length": (
-            sum(float(r["train_episode_length"]) for r in tail) / len(tail) if tail else None
-        ),
+        "train_return": mean("train_return"),
+        "episode_length": mean("train_episode_length"),
     }
     return end | {k: float(v) for k, v in rows[-1].items() if k.startswith("curriculum/") and v}
 
