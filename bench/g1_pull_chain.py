@@ -53,6 +53,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import statistics
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -273,7 +274,7 @@ def stage_end(stage_dir: Path, last: int) -> dict | None:
     tail = [r for r in rows[-last:] if r["train_return"]]
 
     def mean(column: str) -> float | None:
-        return sum(float(r[column]) for r in tail) / len(tail) if tail else None
+        return statistics.fmean(float(r[column]) for r in tail) if tail else None
 
     end = {
         "env_steps": int(rows[-1]["env_steps"]),
