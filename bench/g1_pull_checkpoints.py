@@ -13,12 +13,15 @@ checked.
 
     python bench/g1_pull_checkpoints.py RUN [--every 4] [--last 12] [--json FILE]
     python bench/g1_pull_checkpoints.py --sweep-of results/g1/coupled-chain/09-light/checkpoints.json
+    python bench/g1_pull_checkpoints.py --picks-of results/g1/coupled-chain*/09-light/eval.json
 
 Because neighbouring checkpoints differ so much, the report also gives the evaluation
 protocol's mean and standard deviation over all swept checkpoints (`sweep`): when two
 runs are compared (issue 3's decoupled and coupled actors), a gap between the picked
 checkpoints smaller than the spread within a run does not rank the runs. `--sweep-of`
-recomputes it from an existing report.
+recomputes it from existing reports, pooled when several are given (all the checkpoints
+of one actor's seeds). `--picks-of` is the comparison issue 3 declares: the mean over
+seeds of the picked policies' `simreal eval` numbers, one eval JSON per seed.
 """
 
 from __future__ import annotations
@@ -52,30 +55,59 @@ def score(row: dict) -> float:
     return min(row["backward_n"] / THOR_BACKWARD_N, row["forward_n"] / THOR_FORWARD_N)
 
 
+def spread(values: list[float], std=statistics.pstdev) -> dict:
+    """Mean and standard deviation (population by default: the swept checkpoints are all
+    of a run's; the seeds of `picks` are a sample, so it passes `statistics.stdev`)."""
+    return {"mean": statistics.fmean(values), "std": std(values)}
+
+
 def sweep(rows: list[dict]) -> dict:
     """Mean and population standard deviation of the evaluation numbers over the swept
     checkpoints (backward_n, forward_n, fall_rate), and how many there were."""
     out: dict = {"checkpoints": len(rows)}
     for key in ("backward_n", "forward_n", "fall_rate"):
-        values = [r["evaluation"][key] for r in rows]
-        out[key] = {"mean": statistics.fmean(values), "std": statistics.pstdev(values)}
+        out[key] = spread([r["evaluation"][key] for r in rows])
     return out
+
+
+def picks(evals: list[dict]) -> dict:
+    """Over seeds, one `simreal eval` JSON of each seed's picked policy: the peak forces'
+    mean and sample standard deviation, and the falls summed over all episodes."""
+    return {
+        "seeds": len(evals),
+        "backward_n": spread([e["peak_pull_force_backward_n"] for e in evals], statistics.stdev),
+        "forward_n": spread([e["peak_pull_force_forward_n"] for e in evals], statistics.stdev),
+        "falls": sum(round(e["fall_rate"] * e["episodes"]) for e in evals),
+        "episodes": sum(e["episodes"] for e in evals),
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run", type=Path, nargs="?")
-    parser.add_argument("--sweep-of", type=Path, help="an existing report: print its sweep")
+    parser.add_argument(
+        "--sweep-of", type=Path, nargs="+", help="existing reports: print their pooled sweep"
+    )
+    parser.add_argument(
+        "--picks-of", type=Path, nargs="+", help="eval JSONs of picked policies, one per seed"
+    )
     parser.add_argument("--every", type=int, default=1, help="every k-th checkpoint")
     parser.add_argument("--last", type=int, default=0, help="only the last n considered")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    command = " ".join(["python", *sys.argv])
     if args.sweep_of:
-        rows = json.loads(args.sweep_of.read_text())["checkpoints"]
-        emit({"command": " ".join(["python", *sys.argv]), "sweep": sweep(rows)}, args.json)
+        rows = [
+            r for report in args.sweep_of for r in json.loads(report.read_text())["checkpoints"]
+        ]
+        emit({"command": command, "sweep": sweep(rows)}, args.json)
+        return
+    if args.picks_of:
+        evals = [json.loads(path.read_text()) for path in args.picks_of]
+        emit({"command": command, "picks": picks(evals)}, args.json)
         return
     if args.run is None:
-        parser.error("RUN is required (or --sweep-of REPORT)")
+        parser.error("RUN is required (or --sweep-of REPORT, or --picks-of EVAL)")
 
     checkpoints = sorted((args.run / "checkpoints").glob("model_*.pt"))
     if not checkpoints:
@@ -95,7 +127,7 @@ def main() -> None:
     pick = max(rows, key=lambda r: score(r["validation"]))
     emit(
         {
-            "command": " ".join(["python", *sys.argv]),
+            "command": command,
             "validation_overrides": list(VALIDATION),
             "episodes": EPISODES,
             "checkpoints": rows,
