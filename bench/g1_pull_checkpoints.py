@@ -39,6 +39,7 @@ from simreal.evaluation import evaluate_policy
 THOR_BACKWARD_N, THOR_FORWARD_N = 167.7, 145.5
 VALIDATION = ("task.eval_pull.speed_m_s=0.25", "task.eval_pull.max_resistance_n=290")
 EPISODES = 40
+PICK_FIELDS = ("peak_pull_force_backward_n", "peak_pull_force_forward_n", "fall_rate", "episodes")
 
 
 def pulling(checkpoint: Path, overrides: tuple[str, ...]) -> dict:
@@ -58,7 +59,7 @@ def score(row: dict) -> float:
 def spread(values: list[float], std=statistics.pstdev) -> dict:
     """Mean and standard deviation (population by default: the swept checkpoints are all
     of a run's; the seeds of `picks` are a sample, so it passes `statistics.stdev`)."""
-    return {"mean": statistics.fmean(values), "std": std(values)}
+    return {"mean": statistics.fmean(values), "std": std(values) if len(values) > 1 else 0.0}
 
 
 def sweep(rows: list[dict]) -> dict:
@@ -104,6 +105,10 @@ def main() -> None:
         return
     if args.picks_of:
         evals = [json.loads(path.read_text()) for path in args.picks_of]
+        for path, e in zip(args.picks_of, evals, strict=True):
+            missing = [k for k in PICK_FIELDS if k not in e]
+            if missing:
+                sys.exit(f"{path}: not a g1-pull `simreal eval` JSON, no {', '.join(missing)}")
         emit({"command": command, "picks": picks(evals)}, args.json)
         return
     if args.run is None:

@@ -77,3 +77,16 @@ def test_picks_of_eval_jsons(tmp_path):
 def test_run_or_report_is_required():
     done = subprocess.run([sys.executable, str(SCRIPT)], capture_output=True, text=True, cwd=ROOT)
     assert done.returncode != 0 and "RUN is required" in done.stderr
+
+
+def test_picks_of_names_a_file_that_is_not_a_pull_eval(tmp_path):
+    bad = tmp_path / "hover-eval.json"
+    bad.write_text(json.dumps({"episodes": 10, "fall_rate": 0.0}))
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--picks-of", str(bad)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert done.returncode != 0
+    assert str(bad) in done.stderr and "peak_pull_force_backward_n" in done.stderr
