@@ -11,6 +11,8 @@ from typing import Any
 import torch
 
 _NAME = re.compile(r"model_(\d+)\.pt$")
+RETURN_SCALER = "return_scaler."
+"""State-dict prefix of the training-only return statistics (ppo.normalize_returns)."""
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -66,7 +68,9 @@ def load_actor_critic(path: Path):
         state["model_cfg"],
         spec.get("observation_structure"),
     )
-    model.load_state_dict(state["model"])
+    # The return scaler (ppo.normalize_returns) serves training only.
+    weights = {k: v for k, v in state["model"].items() if not k.startswith(RETURN_SCALER)}
+    model.load_state_dict(weights)
     model.eval()
     return model
 
@@ -102,14 +106,17 @@ def warm_start_state(
     prefix and its defaults (mean 0, variance 1) for the new terms. Anything else that
     differs raises ValueError naming the layer.
     """
-    missing = [k for k in target if k not in source]
-    extra = [k for k in source if k not in target]
+    missing = [k for k in target if k not in source and not k.startswith(RETURN_SCALER)]
+    extra = [k for k in source if k not in target and not k.startswith(RETURN_SCALER)]
     if missing or extra:
         key = (missing or extra)[0]
         where = "the source has no" if missing else "the new model has no"
         raise ValueError(f"layer {key!r}: {where} such layer (the architectures differ)")
     out = {}
     for key, new in target.items():
+        if key.startswith(RETURN_SCALER):  # reward statistics belong to the new task
+            out[key] = new.clone()
+            continue
         old = source[key]
         if old.shape == new.shape:
             out[key] = old.clone()

@@ -17,6 +17,11 @@ class ModelConfig:
     """auto: entity attention when the environment declares an observation structure
     (neighbours, obstacles), plain MLP otherwise; mlp: always MLP."""
     attention_dim: int = 64
+    init: Literal["default", "orthogonal"] = "default"
+    """default: PyTorch's layer initialization (the tasks' policies were trained with it);
+    orthogonal: every hidden layer orthogonal with gain sqrt(2) and zero bias, the critic's
+    output layer gain 1 (the actor's output layer is gain 0.01 either way), as in the
+    reference PPO implementations for the MuJoCo benchmarks."""
     init_std: float = 0.5
     max_std: float | None = None
     """Upper bound on the action std (None: unbounded). Where actions saturate (a clipped
@@ -34,6 +39,8 @@ class ModelConfig:
             raise ValueError("model.actor_hidden and model.critic_hidden need positive layer sizes")
         if self.init_std <= 0:
             raise ValueError(f"model.init_std must be positive, got {self.init_std}")
+        if self.init not in ("default", "orthogonal"):
+            raise ValueError(f"model.init must be 'default' or 'orthogonal', got {self.init!r}")
         if self.max_std is not None and self.max_std < self.init_std:
             raise ValueError(
                 f"model.max_std ({self.max_std}) must be at least model.init_std ({self.init_std})"
@@ -56,7 +63,10 @@ class PPOConfig:
     With many action dimensions the adaptive-KL schedule can drive the shared rate to its
     floor (the G1's 29-D Gaussian reaches KL 0.01 at lr 1e-5), which then starves the value
     function; its own rate keeps the advantages honest while the actor stays cautious."""
-    schedule: Literal["adaptive", "fixed"] = "adaptive"
+    schedule: Literal["adaptive", "fixed", "linear"] = "adaptive"
+    """adaptive: the rate follows the KL towards `desired_kl`; fixed: constant; linear:
+    falls from `learning_rate` to 0 over the run's budget (steps or minutes, whichever
+    runs out first), the reference implementations' schedule for the MuJoCo benchmarks."""
     desired_kl: float = 0.01
     max_kl: float | None = None
     """Stop an update's remaining minibatches once the policy has moved this far from the
@@ -73,6 +83,13 @@ class PPOConfig:
     group, each actor keeps its own trust region. Same as joint for the coupled actor."""
     max_grad_norm: float = 1.0
     clip_value_loss: bool = True
+    normalize_returns: bool = False
+    """Divide rewards by the running std of each simulation's discounted return (clipped
+    to +-return_clip), as Gymnasium's NormalizeReward and SB3's VecNormalize do. It puts
+    value targets on one scale whatever the reward's units: on the MuJoCo benchmarks,
+    whose returns reach thousands, it mattered more than any other setting measured.
+    The statistics live in the model's state (checkpointed, not exported)."""
+    return_clip: float = 10.0
     imitation_coef: float = 0.0
     """Weight of a DAgger term: the squared distance of the policy's mean action from the
     environment's expert action (`expert_action()`, e.g. quad-swarm's privileged
@@ -93,8 +110,12 @@ class PPOConfig:
             )
         if self.imitation_coef < 0:
             raise ValueError(f"ppo.imitation_coef must be >= 0, got {self.imitation_coef}")
-        if self.schedule not in ("adaptive", "fixed"):
-            raise ValueError(f"ppo.schedule must be 'adaptive' or 'fixed', got {self.schedule!r}")
+        if self.schedule not in ("adaptive", "fixed", "linear"):
+            raise ValueError(
+                f"ppo.schedule must be 'adaptive', 'fixed' or 'linear', got {self.schedule!r}"
+            )
+        if self.return_clip <= 0:
+            raise ValueError(f"ppo.return_clip must be positive, got {self.return_clip}")
         if self.ratio not in ("joint", "per_group"):
             raise ValueError(f"ppo.ratio must be 'joint' or 'per_group', got {self.ratio!r}")
         if self.max_kl is not None and self.max_kl <= 0:

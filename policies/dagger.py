@@ -65,7 +65,7 @@ class DAgger:
 
     wants_expert = True
 
-    def begin_iteration(self, iteration: int) -> None:
+    def begin_iteration(self, iteration: int, progress: float = 0.0) -> None:
         self.expert_share = self.beta(iteration)
 
     @torch.no_grad()

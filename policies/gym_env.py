@@ -16,6 +16,8 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from gymnasium.wrappers import FlattenObservation
 
+from simreal.policies.config import ModelConfig, PPOConfig, TrainConfig
+
 
 @dataclass
 class GymStep:
@@ -126,3 +128,50 @@ class GymVecEnv:
 
     def close(self) -> None:
         self.envs.close()
+
+
+def gym_train_config(**overrides: Any) -> TrainConfig:
+    """The training defaults of `simreal train --gym`: the settings the reference PPO
+    implementations (CleanRL's ppo_continuous_action, SB3's rl-zoo MuJoCo entries) use on
+    the Gymnasium MuJoCo benchmarks, where the tasks' defaults (large batches of fast
+    simulations, adaptive KL) suit simreal's own tasks instead.
+
+    - 8 simulations x 256 steps = 2,048 samples per update, as the references' one
+      simulation x 2,048 steps, with a quarter of the policy calls per sample.
+    - 10 epochs of 32 minibatches (64 samples), learning rate 3e-4 falling linearly to 0:
+      many small steps; the adaptive-KL rate sank to its 1e-5 floor on these tasks.
+    - Rewards scaled by the running std of the return (`ppo.normalize_returns`), the
+      observation normalized and clipped to +-10 (always on in simreal).
+    - Value loss weight 0.5, value clipping, gradient norm 0.5, no entropy bonus.
+    - A tanh 64-64 actor and critic with orthogonal initialization and a state-independent
+      log-std starting at 0 (std 1); one actor, since a Gymnasium task has one action group.
+    `overrides` set TrainConfig fields (seed, stop_at_return, ...); the user's --set and
+    flags apply on top, as for the tasks.
+    """
+    model = ModelConfig(
+        arch="coupled",
+        actor_hidden=(64, 64),
+        critic_hidden=(64, 64),
+        activation="tanh",
+        init="orthogonal",
+        init_std=1.0,
+    )
+    ppo = PPOConfig(
+        num_steps_per_env=256,
+        num_epochs=10,
+        num_minibatches=32,
+        value_coef=0.5,
+        entropy_coef=0.0,
+        learning_rate=3e-4,
+        schedule="linear",
+        max_grad_norm=0.5,
+        normalize_returns=True,
+    )
+    defaults: dict[str, Any] = {
+        "num_envs": 8,
+        "eval_interval": 50,
+        "eval_episodes": 4,
+        "model": model,
+        "ppo": ppo,
+    }
+    return TrainConfig(**{**defaults, **overrides})

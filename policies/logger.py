@@ -13,6 +13,8 @@ CSV_FIELDS = (
     "env_steps",
     "wall_time_s",
     "steps_per_s",
+    "time_collect_s",
+    "time_update_s",
     "train_return",
     "train_episode_length",
     "eval_return",

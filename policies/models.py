@@ -47,6 +47,16 @@ def mlp(n_in: int, hidden: tuple[int, ...], n_out: int, activation: str) -> nn.S
     return nn.Sequential(*layers)
 
 
+def orthogonal_init(net: nn.Module, output_gain: float) -> None:
+    """Orthogonal weights (gain sqrt(2) for hidden layers, `output_gain` for the last) and
+    zero biases on every linear layer of `net`: the initialization the reference PPO
+    implementations use on the MuJoCo benchmarks, where it keeps early updates small."""
+    linears = [m for m in net.modules() if isinstance(m, nn.Linear)]
+    for i, layer in enumerate(linears):
+        nn.init.orthogonal_(layer.weight, gain=output_gain if i == len(linears) - 1 else 2**0.5)
+        nn.init.zeros_(layer.bias)
+
+
 class GroupedActor(nn.Module):
     """One MLP and one log-std vector per action group; outputs land in the group's slots."""
 
@@ -116,6 +126,10 @@ class ActorCritic(nn.Module):
         self.critic_obs_normalizer = EmpiricalNormalization(n_critic_obs)
         self.actor = GroupedActor(n_obs, groups, cfg, structure)
         self.critic = mlp(n_critic_obs, cfg.critic_hidden, 1, cfg.activation)
+        if cfg.init == "orthogonal":
+            for net in self.actor.nets.values():
+                orthogonal_init(net, output_gain=0.01)
+            orthogonal_init(self.critic, output_gain=1.0)
 
     def distribution(self, obs: torch.Tensor) -> Normal:
         mean = self.actor(self.obs_normalizer(obs))

@@ -41,3 +41,31 @@ class EmpiricalNormalization(nn.Module):
         self.mean += w * delta
         self.var.copy_((1 - w) * self.var + w * batch_var + w * (1 - w) * delta.square())
         self.count.copy_(total)
+
+
+class ReturnScaler(nn.Module):
+    """Rewards divided by the running std of the discounted return of each simulation.
+
+    Why the return and not the reward: the value targets are discounted sums, so their
+    scale is the return's; dividing by its std keeps them near unit size whatever the
+    task's reward units or episode length. The mean is not subtracted (that would change
+    which behaviour is rewarded). Statistics persist in checkpoints; the per-simulation
+    running return does not (a resumed run starts it from zero, as at an episode start).
+    """
+
+    def __init__(self, num_envs: int, gamma: float, clip: float = 10.0, eps: float = 1e-8):
+        super().__init__()
+        self.gamma, self.clip, self.eps = gamma, clip, eps
+        self.stats = EmpiricalNormalization(1, eps=eps, clip=float("inf"))
+        self.register_buffer(
+            "running", torch.zeros(num_envs, dtype=torch.float64), persistent=False
+        )
+
+    @torch.no_grad()
+    def forward(self, rewards: torch.Tensor, dones: torch.Tensor) -> torch.Tensor:
+        """Scaled rewards for one step of every simulation; `dones` ends their returns."""
+        self.running.mul_(self.gamma).add_(rewards.to(torch.float64))
+        self.stats.update(self.running.to(torch.float32).unsqueeze(-1))
+        scale = torch.sqrt(self.stats.var[0] + self.eps)
+        self.running.masked_fill_(dones.to(torch.bool), 0.0)
+        return (rewards / scale).clamp(-self.clip, self.clip)

@@ -9,6 +9,7 @@ from torch.distributions import Normal
 from simreal.policies.config import PPOConfig
 from simreal.policies.distributed import Distributed
 from simreal.policies.models import ActorCritic
+from simreal.policies.normalizer import ReturnScaler
 from simreal.policies.storage import Batch, RolloutStorage
 from simreal.policies.vecenv import StepLike
 
@@ -40,6 +41,10 @@ class PPO:
             ]
         )
         self.generator = torch.Generator().manual_seed(seed)
+        if cfg.normalize_returns:
+            # A submodule of the model, so checkpoints carry its statistics; only where
+            # enabled, so the tasks' checkpoints keep their keys.
+            model.return_scaler = ReturnScaler(storage.num_envs, cfg.gamma, cfg.return_clip)
         self.group_of_action = self._group_membership(cfg, model.action_groups)
 
     @property
@@ -51,8 +56,11 @@ class PPO:
         """Whether act() needs the expert's actions (the imitation term is on)."""
         return self.cfg.imitation_coef > 0
 
-    def begin_iteration(self, iteration: int) -> None:
-        """Nothing to set per iteration (DAgger sets its expert share here)."""
+    def begin_iteration(self, iteration: int, progress: float = 0.0) -> None:
+        """Under the linear schedule, the rate for this iteration from the fraction of the
+        budget already spent (`progress`, 0..1); nothing else is set per iteration."""
+        if self.cfg.schedule == "linear":
+            self.set_learning_rate(self.cfg.learning_rate * max(1.0 - progress, 0.0))
 
     @torch.no_grad()
     def act(
@@ -83,6 +91,10 @@ class PPO:
         """Store the environment's answer; bootstrap the value where a time limit cut in."""
         rewards = torch.from_numpy(np.asarray(step.reward, dtype=np.float32))
         truncated = np.asarray(step.truncated)
+        dones = torch.from_numpy((np.asarray(step.terminated) | truncated).astype(np.float32))
+        scaler = getattr(self.model, "return_scaler", None)
+        if scaler is not None:  # before the bootstrap, which is in scaled units already
+            rewards = scaler(rewards, dones)
         if truncated.any():
             ids = torch.from_numpy(np.flatnonzero(truncated))
             final = torch.from_numpy(
@@ -90,7 +102,6 @@ class PPO:
             )
             rewards = rewards.clone()
             rewards[ids] += self.cfg.gamma * self.model.value(final)
-        dones = torch.from_numpy((np.asarray(step.terminated) | truncated).astype(np.float32))
         self.storage.add(rewards=rewards, dones=dones, **self._pending)
 
     @torch.no_grad()

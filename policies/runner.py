@@ -246,7 +246,7 @@ class OnPolicyRunner:
             terms: dict[str, list[float]] = {}
             outcomes: dict[str, list[float]] = {}
             unstable = 0
-            algorithm.begin_iteration(self.iteration)
+            algorithm.begin_iteration(self.iteration, self._progress())
             with torch.inference_mode():
                 for _ in range(algorithm.steps_per_iteration):
                     expert = (
@@ -269,7 +269,9 @@ class OnPolicyRunner:
                             if name not in ("return", "length") and "/" not in name:
                                 outcomes.setdefault(name, []).extend(np.ravel(values).tolist())
                 algorithm.finish_rollout(critic_obs)
+            t_update = time.perf_counter()
             losses = algorithm.update()
+            time_update_s = time.perf_counter() - t_update
             self.iteration += 1
             self.env_steps += batch_steps
             self.wall_time_s = time.perf_counter() - start
@@ -279,6 +281,9 @@ class OnPolicyRunner:
                 "env_steps": self.env_steps,
                 "wall_time_s": round(self.wall_time_s, 3),
                 "steps_per_s": round(batch_steps / (time.perf_counter() - t0), 1),
+                # physics, task layer and policy inference / the learning update
+                "time_collect_s": round(t_update - t0, 4),
+                "time_update_s": round(time_update_s, 4),
                 "train_return": float(np.mean(recent_returns)) if recent_returns else None,
                 "train_episode_length": float(np.mean(recent_lengths)) if recent_lengths else None,
                 "eval_return": eval_return,
@@ -323,6 +328,13 @@ class OnPolicyRunner:
         if target is not None and value >= target:
             self.stopped_by = f"evaluation return {value:.1f} >= {target:g}"
         return value
+
+    def _progress(self) -> float:
+        """Fraction of the run's budget spent: steps or minutes, whichever is further on."""
+        done = self.env_steps / self.cfg.max_env_steps
+        if self.cfg.max_minutes > 0:
+            done = max(done, self.wall_time_s / (60.0 * self.cfg.max_minutes))
+        return min(done, 1.0)
 
     def _check_budget(self) -> None:
         if self.stopped_by:

@@ -51,7 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("train", help="train a task (or a Gymnasium env) with PPO")
     s.add_argument("task", nargs="?", help="registered task name (see `simreal tasks`)")
     s.add_argument("--gym", metavar="ENV_ID", help="train on a Gymnasium environment instead")
-    s.add_argument("--envs", type=int, help="parallel simulations (default 512; 16 for --gym)")
+    s.add_argument(
+        "--envs", type=int, help="parallel simulations (default: the task's; 8 for --gym)"
+    )
     s.add_argument("--steps", type=int, help="env-step budget")
     s.add_argument("--minutes", type=float, help="wall-time budget")
     s.add_argument("--seed", type=int, default=0)

@@ -14,8 +14,6 @@ from simreal.policies import OnPolicyRunner, TrainConfig
 from simreal.policies.distributed import Distributed
 from simreal.rundir import new_run_dir, read_config, write_config
 
-GYM_DEFAULT_ENVS = 16
-
 
 def split_overrides(items: list[str]) -> tuple[list[str], list[str]]:
     """`task.x=1` goes to the task config, `train.y=2` to the training config."""
@@ -81,14 +79,16 @@ def build_envs(config: dict[str, Any], distributed: Distributed | None = None):
 def new_run(args: argparse.Namespace) -> tuple[OnPolicyRunner, Path]:
     task_overrides, train_overrides = split_overrides(args.set)
     train_cfg = TrainConfig(seed=args.seed, stop_at_return=args.stop_at_return)
-    if not args.gym:
+    if args.gym:
+        from simreal.policies.gym_env import gym_train_config
+
+        train_cfg = gym_train_config(seed=args.seed, stop_at_return=args.stop_at_return)
+    else:
         from simreal.tasks import get_task
 
         train_cfg = apply_overrides(train_cfg, list(get_task(args.task).train_defaults), "train.")
     if args.envs is not None:
         train_cfg.num_envs = args.envs
-    elif args.gym:
-        train_cfg.num_envs = GYM_DEFAULT_ENVS
     if args.steps is not None:
         train_cfg.max_env_steps = args.steps
     if args.minutes is not None:
