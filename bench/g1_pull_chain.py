@@ -1,7 +1,7 @@
 """The G1 pulling recipe as one command: every stage behind the committed g1-pull policy,
 with its flags and its env-step budget, replayed from scratch for either actor.
 
-The decoupled policy in results/g1/pull-run-5 came out of a chain of warm starts over
+The decoupled policy in results/g1-pull came out of a chain of warm starts over
 sessions 2-11 (g1-force from scratch, a longer g1-force stage, then six g1-pull stages
 that added the stepping reference, the walking rewards, the rail heading, the
 per-simulation load curriculum, the tow reward, heavier carts, and last the even-pull
@@ -134,7 +134,7 @@ STAGES = (
         "g1-force",
         8_355_840,
         ("train.ppo.critic_learning_rate=0.001",),
-        "results/g1/force-run-3, force-run-4",
+        "results/g1/force-run-3, results/g1-force",
     ),
     Stage("ref", "g1-pull", 1_658_880, PULL_BASE, "results/g1/pull-run-2/README.md, step 1"),
     Stage(
@@ -152,12 +152,12 @@ STAGES = (
         "g1-pull",
         18_124_800,
         (*HEAVY, *STEADY_TERMS),
-        "results/g1/pull-run-5",
+        "results/g1-pull",
     ),
     Stage("light", "g1-pull", 7_372_800, LIGHT, "results/g1/*-chain*/09-light (sessions 15-17)"),
 )
 HISTORICAL = STAGES[:8]
-"""The stages of the historical chain (pull-run-5, 85.2 M steps); "light" came after."""
+"""The stages of the historical chain (results/g1-pull, 85.2 M steps); "light" came after."""
 
 
 def budget(stage: Stage, scale: float) -> int:
