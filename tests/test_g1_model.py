@@ -1,6 +1,6 @@
 """The Unitree G1 description: its MuJoCo model and its URDF, against the published facts.
 
-Expected numbers are written out here from ../shared/FACTS.md, independently of the
+Expected numbers are written out here from docs/facts.md, independently of the
 robot's own tables, so a wrong table fails a test.
 """
 
@@ -26,7 +26,7 @@ from simreal.robots.g1 import (
 TOTAL_MASS = 33.34
 SIDES = ("left", "right")
 
-# FACTS.md: Unitree SDK motor order.
+# docs/facts.md: Unitree SDK motor order.
 SDK_ORDER = (
     *(
         f"{side}_{j}_joint"
@@ -51,7 +51,7 @@ SDK_ORDER = (
     ),
 )
 
-# FACTS.md: (lower, upper, torque N m, velocity rad/s), rounded there to 4 decimals.
+# docs/facts.md: (lower, upper, torque N m, velocity rad/s), rounded there to 4 decimals.
 _LIMITS = {
     "hip_pitch": (-2.5307, 2.8798, 88, 32),
     "hip_yaw": (-2.7576, 2.7576, 88, 32),
@@ -74,7 +74,7 @@ _SIDED_LIMITS = {
     "left_shoulder_roll_joint": (-1.5882, 2.2515, 25, 37),
     "right_shoulder_roll_joint": (-2.2515, 1.5882, 25, 37),
 }
-# FACTS.md: (kp, kd) per joint kind.
+# docs/facts.md: (kp, kd) per joint kind.
 _GAINS = {
     **dict.fromkeys(("hip_pitch", "hip_yaw", "waist_yaw"), (40.2, 2.6)),
     **dict.fromkeys(("hip_roll", "knee"), (99.1, 6.3)),

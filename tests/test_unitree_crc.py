@@ -1,4 +1,4 @@
-"""The G1's CRC and struct layout, checked against references written here from FACTS.md."""
+"""The G1's CRC and struct layout, checked against references written here from docs/facts.md."""
 
 import dataclasses
 import struct
@@ -22,7 +22,7 @@ from simreal.deploy.dds.unitree_hg import NUM_MOTORS, LowCmd_, LowState_, MotorC
 
 POLY = 0x04C11DB7
 
-# FACTS.md's layouts as struct formats: '<' means no implicit padding, so every pad byte
+# docs/facts.md's layouts as struct formats: '<' means no implicit padding, so every pad byte
 # natural alignment inserts is written out as 'x'.
 LOWCMD_FORMAT = "<BBxx" + "Bxxx5fI" * NUM_MOTORS + "4I" + "I"
 IMU_FORMAT = "4f3f3f3fhxx"
@@ -31,7 +31,7 @@ LOWSTATE_FORMAT = "<2IBBxxI" + IMU_FORMAT + MOTOR_STATE_FORMAT * NUM_MOTORS + "4
 
 
 def reference_crc(words) -> int:
-    """FACTS.md, word for word: for each bit of each word, most significant bit first,
+    """docs/facts.md, word for word: for each bit of each word, most significant bit first,
     shift the register left one bit, xoring the polynomial in if the bit shifted out was
     1; then, if the data bit is 1, xor the polynomial in as well. No final xor."""
     register = 0xFFFFFFFF

@@ -2,7 +2,7 @@
 
 Commands go to the robot on `rt/lowcmd` (`LowCmd_`) and its state comes back on
 `rt/lowstate` (`LowState_`), at 500 Hz. Field names, order and types follow the robot's
-own IDL (shared/FACTS.md, "The G1 low-level interface"); every struct is final and sent
+own IDL (docs/facts.md, "The G1 low-level interface"); every struct is final and sent
 as plain CDR (XCDR1), as the robot's are. Joint vectors are in the
 SDK's motor order, `simreal.robots.g1.JOINT_NAMES` for the first 29 of the 35 slots.
 
