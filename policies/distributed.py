@@ -17,9 +17,12 @@ What keeps the ranks one model:
   statistics, one per minibatch, one stop decision): each waits for the slowest rank.
 - rank 0 decides when to stop (evaluation, budgets) and tells the others.
 
-Backends: NCCL when CUDA is available (one rank per GPU, LOCAL_RANK picks it), else gloo.
-The model itself trains on the CPU today; under NCCL the collectives stage their flat
-buffers on the rank's GPU.
+Backend and device follow where each rank's learner runs (`rank_placement`), not merely
+whether CUDA exists: a CPU learner joins with gloo and never touches CUDA; GPU learners
+share the node's GPUs round-robin, and use NCCL only when every rank on the node has a
+GPU of its own (NCCL refuses two ranks on one GPU), gloo otherwise. Under NCCL the
+collectives stage their flat buffers on the rank's GPU, under gloo on the CPU. The
+trainer's learner runs on the CPU today.
 """
 
 from __future__ import annotations
@@ -38,6 +41,39 @@ from simreal.policies.normalizer import EmpiricalNormalization
 SEED_STRIDE = 1000
 """Rank r seeds its simulations and action noise with seed + r * SEED_STRIDE."""
 
+LEARNER_DEVICES = ("cpu", "cuda")
+
+
+@dataclass(frozen=True)
+class RankPlacement:
+    """Where one rank's learner runs and which backend its collectives use."""
+
+    backend: str
+    """"gloo" or "nccl"."""
+    device: str
+    """The learner's torch device: "cpu" or "cuda:<index>"."""
+
+
+def rank_placement(
+    local_rank: int, local_world_size: int, learner: str, num_gpus: int
+) -> RankPlacement:
+    """The backend and device of rank `local_rank` of `local_world_size` on one node.
+
+    A pure function of its arguments (no CUDA call), so every mix is testable anywhere:
+    CPU learners take gloo whatever GPUs exist; GPU learners take GPU local_rank mod
+    num_gpus, and NCCL only when there are at least as many GPUs as ranks on the node.
+    """
+    if learner not in LEARNER_DEVICES:
+        raise ValueError(f"learner device must be one of {list(LEARNER_DEVICES)}, got {learner!r}")
+    if not 0 <= local_rank < local_world_size:
+        raise ValueError(f"local rank {local_rank} outside 0..{local_world_size - 1}")
+    if learner == "cpu":
+        return RankPlacement("gloo", "cpu")
+    if num_gpus < 1:
+        raise ValueError("the learner is asked to run on cuda, but this machine has no GPU")
+    backend = "nccl" if local_world_size <= num_gpus else "gloo"
+    return RankPlacement(backend, f"cuda:{local_rank % num_gpus}")
+
 
 @dataclass
 class Distributed:
@@ -47,22 +83,27 @@ class Distributed:
     world_size: int = 1
     local_rank: int = 0
     backend: str | None = None
+    learner_device: str = "cpu"
+    """Where this rank's model and update run (`rank_placement`)."""
     _pending_stats: list[torch.Tensor] = field(default_factory=list, repr=False)
     _pending_normalizers: list[EmpiricalNormalization] = field(default_factory=list, repr=False)
 
     @classmethod
-    def from_env(cls) -> Distributed:
-        """Join the torchrun job described by the environment (initializing once)."""
+    def from_env(cls, learner: str = "cpu") -> Distributed:
+        """Join the torchrun job described by the environment (initializing once), with
+        this rank's learner on `learner` ("cpu" or "cuda")."""
         world_size = int(os.environ.get("WORLD_SIZE", "1"))
         if world_size == 1:
             return cls()
         rank, local_rank = int(os.environ["RANK"]), int(os.environ.get("LOCAL_RANK", "0"))
-        backend = "nccl" if torch.cuda.is_available() else "gloo"
+        local_world_size = int(os.environ.get("LOCAL_WORLD_SIZE", str(world_size)))
+        num_gpus = torch.cuda.device_count() if learner == "cuda" else 0
+        place = rank_placement(local_rank, local_world_size, learner, num_gpus)
         if not dist.is_initialized():
-            if backend == "nccl":
-                torch.cuda.set_device(local_rank)
-            dist.init_process_group(backend=backend)
-        return cls(rank, world_size, local_rank, dist.get_backend())
+            if place.device != "cpu":
+                torch.cuda.set_device(torch.device(place.device))
+            dist.init_process_group(backend=place.backend)
+        return cls(rank, world_size, local_rank, dist.get_backend(), place.device)
 
     @property
     def enabled(self) -> bool:
@@ -76,7 +117,7 @@ class Distributed:
     def device(self) -> torch.device:
         """Where collective buffers live: the rank's GPU under NCCL, else the CPU."""
         if self.backend == "nccl":
-            return torch.device("cuda", self.local_rank)
+            return torch.device(self.learner_device)
         return torch.device("cpu")
 
     def seed(self, seed: int) -> int:
@@ -167,8 +208,8 @@ class Distributed:
                 offset += 1 + 2 * d
                 mean = total / n
                 var = (squares / n - mean.square()).clamp_min(0.0)
-                dtype = normalizer.mean.dtype
-                normalizer.merge(int(n), mean.to(dtype), var.to(dtype))
+                like = normalizer.mean
+                normalizer.merge(int(n), mean.to(like), var.to(like))
         self._pending_stats = []
 
     def decide(self, value: Any) -> Any:

@@ -71,6 +71,46 @@ def test_single_process_run_needs_no_torchrun(tmp_path):
     assert single.average_gradients(torch.nn.Linear(2, 1), (0.25,)) == (0.25,)
 
 
+@pytest.mark.parametrize(
+    ("local_world_size", "learner", "gpus", "expected"),
+    [
+        # CPU learners: gloo on every rank, whatever GPUs the machine has.
+        (2, "cpu", 0, [("gloo", "cpu")] * 2),
+        (2, "cpu", 1, [("gloo", "cpu")] * 2),
+        (4, "cpu", 8, [("gloo", "cpu")] * 4),
+        # GPU learners with a GPU each: NCCL, rank r on GPU r.
+        (2, "cuda", 2, [("nccl", "cuda:0"), ("nccl", "cuda:1")]),
+        (2, "cuda", 4, [("nccl", "cuda:0"), ("nccl", "cuda:1")]),
+        # More ranks than GPUs: they share GPUs round-robin, over gloo.
+        (2, "cuda", 1, [("gloo", "cuda:0"), ("gloo", "cuda:0")]),
+        (3, "cuda", 2, [("gloo", "cuda:0"), ("gloo", "cuda:1"), ("gloo", "cuda:0")]),
+    ],
+)
+def test_rank_placement_follows_the_learner_and_shares_gpus(
+    local_world_size, learner, gpus, expected
+):
+    from simreal.policies.distributed import rank_placement
+
+    got = [
+        (p.backend, p.device)
+        for p in (
+            rank_placement(r, local_world_size, learner, gpus) for r in range(local_world_size)
+        )
+    ]
+    assert got == expected
+
+
+def test_rank_placement_refuses_a_gpu_learner_without_gpus_and_unknown_devices():
+    from simreal.policies.distributed import rank_placement
+
+    with pytest.raises(ValueError, match="no GPU"):
+        rank_placement(0, 2, "cuda", 0)
+    with pytest.raises(ValueError, match="'tpu'"):
+        rank_placement(0, 2, "tpu", 1)
+    with pytest.raises(ValueError, match="local rank 2"):
+        rank_placement(2, 2, "cpu", 0)
+
+
 def hover_run(tmp_path: Path, nproc: int, envs: int) -> dict:
     """`torchrun ... -m simreal train quad-hover` and its evaluation returns."""
     out = tmp_path / f"ranks{nproc}"
