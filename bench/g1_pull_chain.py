@@ -304,7 +304,7 @@ def warm_start(root: Path, first: int) -> Path | None:
 
 def evaluate(run: Path, out: Path) -> dict:
     policy = out / "policy.onnx"
-    subprocess.run(["simreal", "export", str(run), "--out", str(policy)], check=True)
+    subprocess.run(["simreal", "export", str(run), "--onnx", str(policy)], check=True)
     report = out / "eval.json"
     subprocess.run(
         ["simreal", "eval", str(policy), "--episodes", "40", "--json", str(report)], check=True

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from simreal import __version__
+from simreal.calibrating import ROUTINES
 from simreal.sim.engine import ENGINES, EngineUnavailableError
 
 
@@ -34,10 +35,51 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
+class _Renamed(argparse.Action):
+    """An option's old spelling: still accepted, with a note that names the new one."""
+
+    def __init__(self, option_strings, dest, new: str, **kwargs):
+        self.new = new
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(
+            f"{parser.prog}: {option_string} is deprecated here, use {self.new} "
+            "(--out names a folder in every command)",
+            file=sys.stderr,
+        )
+        setattr(namespace, self.dest, values)
+
+
+class _OneLineCommands(argparse.HelpFormatter):
+    """`simreal --help` lists every command with its summary on one line."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, max_help_position=24, width=100)
+
+    def add_argument(self, action: argparse.Action) -> None:
+        super().add_argument(action)
+        # argparse sizes the name column before it indents the commands by two more
+        # columns, so the longest names would wrap their summary onto a second line.
+        if isinstance(action, argparse._SubParsersAction):
+            longest = max(len(name) for name in action.choices)
+            self._action_max_length = max(
+                self._action_max_length, self._current_indent + 2 * self._indent_increment + longest
+            )
+
+
+SEED_HELP = "seed of every random draw (simulations, policy noise, initial weights)"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="simreal", description=__doc__)
+    p = argparse.ArgumentParser(
+        prog="simreal",
+        formatter_class=_OneLineCommands,
+        description="Sim-to-real robot learning: train, evaluate, export, deploy, replay, "
+        "calibrate. `simreal COMMAND --help` shows a command's options.",
+    )
     p.add_argument("--version", action="version", version=f"simreal {__version__}")
-    sub = p.add_subparsers(dest="command")
+    sub = p.add_subparsers(dest="command", title="commands", metavar="COMMAND")
 
     s = sub.add_parser("tasks", help="list registered tasks")
     s.set_defaults(func=cmd_tasks)
@@ -54,11 +96,19 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--envs", type=int, help="parallel simulations (default: the task's; 8 for --gym)"
     )
-    s.add_argument("--steps", type=int, help="env-step budget")
-    s.add_argument("--minutes", type=float, help="wall-time budget")
-    s.add_argument("--seed", type=int, default=0)
+    s.add_argument(
+        "--steps", type=int, help="env-step budget (training stops at whichever budget ends first)"
+    )
+    s.add_argument("--minutes", type=float, help="wall-time budget in minutes")
+    s.add_argument("--seed", type=int, default=0, help=SEED_HELP)
     s.add_argument("--engine", default="mjbatch", choices=ENGINES, help="simulation engine")
-    s.add_argument("--arch", choices=("decoupled", "coupled"))
+    s.add_argument(
+        "--arch",
+        choices=("decoupled", "coupled"),
+        default=None,
+        help="decoupled (default): one actor per action group of the task; coupled: one actor "
+        "for all of them, the baseline (the same on a task with one group)",
+    )
     s.add_argument("--stop-at-return", type=float, help="stop once evaluation reaches this return")
     s.add_argument(
         "--calibration",
@@ -66,7 +116,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="calibration overlay YAML: centre the robot model and randomization on it",
     )
-    s.add_argument("--out", type=Path, default=Path("runs"), help="root of run directories")
+    s.add_argument(
+        "--out",
+        type=Path,
+        default=Path("runs"),
+        metavar="DIR",
+        help="folder the run directory goes in (default runs/)",
+    )
     s.add_argument(
         "--resume", type=Path, metavar="RUN", help="continue a run from its last checkpoint"
     )
@@ -137,7 +193,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="replay the logged commands open loop in simulation; report the gap (RMSE)",
     )
-    s.add_argument("--engine", help="engine for --resim (default: the one the log came from)")
+    s.add_argument(
+        "--engine",
+        choices=ENGINES,
+        help="simulation engine for --resim (default: the one the log came from)",
+    )
     s.add_argument(
         "--calibration",
         type=Path,
@@ -148,12 +208,25 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_replay)
 
     s = sub.add_parser("export", help="export a run's policy to ONNX")
-    s.add_argument("run", type=Path)
-    s.add_argument("--out", type=Path, help="default: RUN/policy.onnx")
+    s.add_argument(
+        "run", type=Path, metavar="RUN", help="run directory, or one of its checkpoints (.pt)"
+    )
+    s.add_argument(
+        "--onnx", type=Path, metavar="FILE", help="ONNX file to write (default: RUN/policy.onnx)"
+    )
+    s.add_argument(
+        "--out",
+        dest="onnx",
+        type=Path,
+        metavar="FILE",
+        action=_Renamed,
+        new="--onnx",
+        help="deprecated spelling of --onnx",
+    )
     s.set_defaults(func=cmd_export)
 
     s = sub.add_parser("sim-robot", help="run the virtual robot behind the robot's DDS interface")
-    s.add_argument("robot", help="g1")
+    s.add_argument("robot", help="robot to simulate: g1")
     s.add_argument(
         "--perturb", type=Path, metavar="FILE", help="calibration-overlay YAML: the hidden truth"
     )
@@ -193,8 +266,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_sim_robot)
 
     s = sub.add_parser("deploy", help="run a policy on a robot (or the virtual robot)")
-    s.add_argument("policy", type=Path, metavar="POLICY.onnx")
-    s.add_argument("--robot", required=True, help="g1")
+    s.add_argument("policy", type=Path, metavar="POLICY.onnx", help="exported policy (ONNX)")
+    s.add_argument("--robot", required=True, help="robot to drive: g1")
     s.add_argument(
         "--transport",
         choices=("dds", "ros2"),
@@ -233,10 +306,28 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_deploy)
 
     s = sub.add_parser("calibrate", help="run a calibration routine; writes the overlay YAML")
-    s.add_argument("routine", choices=("excite", "joint-offsets", "actuators", "imu", "extrinsics"))
+    s.add_argument(
+        "routine",
+        choices=ROUTINES,
+        help="excite: record an excitation log; the others fit the overlay from a log",
+    )
     s.add_argument("log", type=Path, metavar="LOG", help="rosbag2 log (excite: a new one)")
-    s.add_argument("--robot", required=True, help="g1")
-    s.add_argument("--out", type=Path, help="overlay YAML to write or update (not for excite)")
+    s.add_argument("--robot", required=True, help="robot: g1")
+    s.add_argument(
+        "--overlay",
+        type=Path,
+        metavar="FILE",
+        help="overlay YAML to write or update (every routine but excite)",
+    )
+    s.add_argument(
+        "--out",
+        dest="overlay",
+        type=Path,
+        metavar="FILE",
+        action=_Renamed,
+        new="--overlay",
+        help="deprecated spelling of --overlay",
+    )
     s.add_argument("--group", default="left_leg", help="joint group: left_leg, right_leg, ...")
     s.add_argument("--amplitude", type=float, default=0.2, help="excite: rad around the default")
     s.add_argument("--perturb", type=Path, metavar="FILE", help="excite: virtual robot's truth")
@@ -277,13 +368,19 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--name", help="extrinsics: overlay key (default PARENT_to_CHILD)")
     s.set_defaults(func=cmd_calibrate)
 
-    s = sub.add_parser("dex", help="dex-track references: generate a dataset, check a file")
-    dex = s.add_subparsers(dest="dex_command")
+    s = sub.add_parser(
+        "dex",
+        help="dex-track references: generate a dataset, check a file",
+        formatter_class=_OneLineCommands,
+    )
+    dex = s.add_subparsers(dest="dex_command", title="commands", metavar="COMMAND")
     d = dex.add_parser("references", help="generate train and held-out reference sets")
-    d.add_argument("--out", type=Path, required=True, help="dataset directory to create")
+    d.add_argument(
+        "--out", type=Path, required=True, metavar="DIR", help="dataset directory to create"
+    )
     d.add_argument("--count", type=int, default=512, help="training references to attempt")
     d.add_argument("--heldout-count", type=int, default=64, help="held-out references to attempt")
-    d.add_argument("--seed", type=int, default=0)
+    d.add_argument("--seed", type=int, default=0, help="seed of the generator")
     d.add_argument(
         "--heldout-types", nargs="*", default=["bottle"], help="object types kept out of training"
     )
@@ -291,10 +388,24 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--frames", type=int, default=64, help="frames per reference")
     d.set_defaults(func=cmd_dex_references)
     d = dex.add_parser("check", help="load and check reference files (format, feasibility)")
-    d.add_argument("files", nargs="+", type=Path)
+    d.add_argument("files", nargs="+", type=Path, metavar="FILE", help="reference files (.npz)")
     d.add_argument("--rate", type=float, default=20.0, help="the task's control rate (Hz)")
     d.add_argument("--resample", action="store_true", help="resample files at another rate")
-    d.add_argument("--out", type=Path, help="with one file: write it (resampled) here")
+    d.add_argument(
+        "--write",
+        type=Path,
+        metavar="FILE",
+        help="with one file: write it (resampled) to FILE",
+    )
+    d.add_argument(
+        "--out",
+        dest="write",
+        type=Path,
+        metavar="FILE",
+        action=_Renamed,
+        new="--write",
+        help="deprecated spelling of --write",
+    )
     d.set_defaults(func=cmd_dex_check)
 
     s = sub.add_parser("bench", help="run the benchmarks")
@@ -345,9 +456,23 @@ def cmd_train(args: argparse.Namespace) -> int:
         run_dir = args.resume
         runner = training.resume_run(run_dir, steps=args.steps, minutes=args.minutes)
     else:
-        if bool(args.task) == bool(args.gym):
-            raise ValueError("give a task name or --gym ENV_ID (not both)")
-        runner, run_dir = training.new_run(args)
+        request = training.TrainRequest(
+            task=args.task,
+            gym=args.gym,
+            envs=args.envs,
+            steps=args.steps,
+            minutes=args.minutes,
+            seed=args.seed,
+            engine=args.engine,
+            arch=args.arch,
+            stop_at_return=args.stop_at_return,
+            calibration=args.calibration,
+            out=args.out,
+            init_from=args.init_from,
+            overrides=tuple(args.set),
+            command=" ".join(["simreal", *sys.argv[1:]]),
+        )
+        runner, run_dir = training.new_run(request)
     main_rank = runner.distributed.is_main
     if main_rank:
         print(f"run directory: {run_dir}", flush=True)
@@ -403,8 +528,8 @@ def cmd_dex_check(args: argparse.Namespace) -> int:
     from simreal.tasks.dex_track.grasp import check_feasible
     from simreal.tasks.dex_track.references import load_reference, save_reference
 
-    if args.out and len(args.files) != 1:
-        raise ValueError("--out takes exactly one input file")
+    if args.write and len(args.files) != 1:
+        raise ValueError("--write takes exactly one input file")
     bad = 0
     for path in args.files:
         ref = load_reference(path, args.rate, args.resample)
@@ -412,9 +537,9 @@ def cmd_dex_check(args: argparse.Namespace) -> int:
         bad += not check.ok
         status = "feasible" if check.ok else f"INFEASIBLE: {check.reason}"
         print(f"{path}: {ref.num_frames} frames at {ref.rate_hz:g} Hz, {ref.object_type}: {status}")
-        if args.out:
-            save_reference(args.out, ref)
-            print(f"wrote {args.out}")
+        if args.write:
+            save_reference(args.write, ref)
+            print(f"wrote {args.write}")
     return 1 if bad else 0
 
 
@@ -464,7 +589,7 @@ def print_json(data: dict, path: Path | None) -> None:
 def cmd_export(args: argparse.Namespace) -> int:
     from simreal import evaluation
 
-    path = evaluation.export_run(args.run, args.out)
+    path = evaluation.export_run(args.run, args.onnx)
     print(path)
     return 0
 
@@ -472,21 +597,67 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_sim_robot(args: argparse.Namespace) -> int:
     from simreal import deploying
 
-    return deploying.sim_robot(args)
+    request = deploying.SimRobotRequest(
+        robot=args.robot,
+        perturb=args.perturb,
+        rate=args.rate,
+        hang=args.hang,
+        band=args.band,
+        band_release=args.band_release,
+        domain=args.domain,
+        duration=args.duration,
+        interface=args.interface,
+        push_force=args.push_force,
+        push_every=args.push_every,
+        push_duration=args.push_duration,
+        push_first=args.push_first,
+        rt_priority=args.rt_priority,
+    )
+    return deploying.sim_robot(request)
 
 
 def cmd_deploy(args: argparse.Namespace) -> int:
     from simreal import deploying
 
-    return deploying.deploy(args)
+    request = deploying.DeployRequest(
+        policy=args.policy,
+        robot=args.robot,
+        transport=args.transport,
+        no_rclpy=args.no_rclpy,
+        log=args.log,
+        rate=args.rate,
+        state_timeout_ms=args.state_timeout,
+        domain=args.domain,
+        duration=args.duration,
+        auto_start=args.auto_start,
+        rt_priority=args.rt_priority,
+    )
+    return deploying.deploy(request)
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from simreal import calibrating
 
-    if args.routine != "excite" and not args.out:
-        raise ValueError(f"calibrate {args.routine}: give --out FILE for the overlay")
-    return calibrating.calibrate(args)
+    request = calibrating.CalibrateRequest(
+        routine=args.routine,
+        log=args.log,
+        robot=args.robot,
+        overlay=args.overlay,
+        group=args.group,
+        amplitude=args.amplitude,
+        perturb=args.perturb,
+        chirp_s=args.chirp_s,
+        gain_scale=args.gain_scale,
+        dds_domain=args.domain if args.dds else None,
+        lowpass_hz=args.lowpass_hz,
+        report=args.report,
+        topic_a=args.topic_a,
+        topic_b=args.topic_b,
+        parent=args.parent,
+        child=args.child,
+        name=args.name,
+    )
+    return calibrating.calibrate(request)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

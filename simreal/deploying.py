@@ -1,9 +1,52 @@
-"""Wiring for `simreal sim-robot` and `simreal deploy`: arguments to the deploy parts."""
+"""Wiring for `simreal sim-robot` and `simreal deploy`: requests to the deploy parts.
+
+Both take a typed request, so a script starts the virtual robot or the policy node as
+the command line does: `deploy(DeployRequest(policy=Path("policy.onnx"), robot="g1"))`.
+"""
 
 from __future__ import annotations
 
-import argparse
 import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class SimRobotRequest:
+    """The options of `simreal sim-robot`."""
+
+    robot: str
+    perturb: Path | None = None
+    """Calibration-overlay YAML applied as the hidden truth."""
+    rate: float = 500.0
+    hang: bool = False
+    band: bool = False
+    band_release: float | None = None
+    domain: int = 0
+    duration: float | None = None
+    interface: str = "unitree"
+    push_force: float = 0.0
+    push_every: float = 4.0
+    push_duration: float = 0.2
+    push_first: float = 3.0
+    rt_priority: int | None = None
+
+
+@dataclass(frozen=True)
+class DeployRequest:
+    """The options of `simreal deploy`."""
+
+    policy: Path
+    robot: str
+    transport: str = "dds"
+    no_rclpy: bool = False
+    log: Path | None = None
+    rate: float = 500.0
+    state_timeout_ms: float = 50.0
+    domain: int = 0
+    duration: float | None = None
+    auto_start: bool = False
+    rt_priority: int | None = None
 
 
 def _only_g1(robot: str) -> None:
@@ -11,52 +54,52 @@ def _only_g1(robot: str) -> None:
         raise ValueError(f"robot {robot!r}: only g1 has a DDS interface so far")
 
 
-def sim_robot(args: argparse.Namespace) -> int:
+def sim_robot(request: SimRobotRequest) -> int:
     from simreal.deploy.g1 import virtual_robot
     from simreal.deploy.g1.sim_robot import PushSchedule
     from simreal.robots.g1.overlay import Overlay, load_overlay
 
-    _only_g1(args.robot)
+    _only_g1(request.robot)
     cfg = virtual_robot.VirtualRobotConfig(
-        rate_hz=args.rate,
-        domain_id=args.domain,
-        overlay=load_overlay(args.perturb) if args.perturb else Overlay(),
-        hang=args.hang,
-        band=args.band,
-        duration_s=args.duration,
-        interface=args.interface,
-        band_release_s=args.band_release,
-        rt_priority=args.rt_priority,
+        rate_hz=request.rate,
+        domain_id=request.domain,
+        overlay=load_overlay(request.perturb) if request.perturb else Overlay(),
+        hang=request.hang,
+        band=request.band,
+        duration_s=request.duration,
+        interface=request.interface,
+        band_release_s=request.band_release,
+        rt_priority=request.rt_priority,
         pushes=PushSchedule(
-            force_n=args.push_force,
-            every_s=args.push_every,
-            duration_s=args.push_duration,
-            first_s=args.push_first,
+            force_n=request.push_force,
+            every_s=request.push_every,
+            duration_s=request.push_duration,
+            first_s=request.push_first,
         ),
     )
     return virtual_robot.main(cfg)
 
 
-def deploy(args: argparse.Namespace) -> int:
+def deploy(request: DeployRequest) -> int:
     from simreal.deploy.g1 import node
     from simreal.deploy.g1.safety import SafetyConfig
 
-    _only_g1(args.robot)
+    _only_g1(request.robot)
     cfg = node.DeployConfig(
-        domain_id=args.domain,
-        rate_hz=args.rate,
-        duration_s=args.duration,
-        log_dir=args.log,
+        domain_id=request.domain,
+        rate_hz=request.rate,
+        duration_s=request.duration,
+        log_dir=request.log,
         interactive=node.keys_available(),
-        auto_start=args.auto_start,
-        transport=args.transport,
-        rt_priority=args.rt_priority,
-        safety=SafetyConfig(state_timeout_s=args.state_timeout / 1e3),
+        auto_start=request.auto_start,
+        transport=request.transport,
+        rt_priority=request.rt_priority,
+        safety=SafetyConfig(state_timeout_s=request.state_timeout_ms / 1e3),
     )
-    if args.transport == "ros2" and not args.no_rclpy:
+    if request.transport == "ros2" and not request.no_rclpy:
         from simreal.deploy.g1 import rclpy_node
 
         if rclpy_node.available():
-            return rclpy_node.main(args.policy, cfg)
+            return rclpy_node.main(request.policy, cfg)
         print("rclpy is not importable: ROS 2 topics over CycloneDDS", file=sys.stderr)
-    return node.main(args.policy, cfg)
+    return node.main(request.policy, cfg)

@@ -1,10 +1,13 @@
-"""Wiring for `simreal train`: configs, run directory, environments and the runner."""
+"""Wiring for `simreal train`: configs, run directory, environments and the runner.
+
+`new_run(TrainRequest(task="quad-hover", steps=200_000))` starts the same run from
+Python that `simreal train quad-hover --steps 200000` starts from the shell.
+"""
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +16,41 @@ from simreal.config import apply_overrides, from_plain, to_plain
 from simreal.policies import OnPolicyRunner, TrainConfig
 from simreal.policies.distributed import Distributed
 from simreal.rundir import new_run_dir, read_config, write_config
+
+
+@dataclass(frozen=True)
+class TrainRequest:
+    """What a new training run is asked for (the options of `simreal train`); None leaves
+    the task's or the trainer's default."""
+
+    task: str | None = None
+    """Registered task name; exactly one of `task` and `gym`."""
+    gym: str | None = None
+    """Gymnasium environment id, trained instead of a task."""
+    envs: int | None = None
+    steps: int | None = None
+    """Env-step budget."""
+    minutes: float | None = None
+    """Wall-time budget; training stops at whichever budget ends first."""
+    seed: int = 0
+    engine: str = "mjbatch"
+    arch: str | None = None
+    """"decoupled" or "coupled" (default: the task's)."""
+    stop_at_return: float | None = None
+    calibration: Path | None = None
+    """Calibration overlay YAML to centre the robot model and randomization on."""
+    out: Path = Path("runs")
+    """Root folder of run directories."""
+    init_from: Path | None = None
+    """Warm start from a run directory or checkpoint."""
+    overrides: tuple[str, ...] = ()
+    """`task.FIELD=VALUE` and `train.FIELD=VALUE` config overrides."""
+    command: str | None = None
+    """How the run was asked for, recorded in its config (default: this request)."""
+
+    def __post_init__(self) -> None:
+        if (self.task is None) == (self.gym is None):
+            raise ValueError("give a task name or --gym ENV_ID (not both)")
 
 
 def split_overrides(items: list[str]) -> tuple[list[str], list[str]]:
@@ -76,43 +114,47 @@ def build_envs(config: dict[str, Any], distributed: Distributed | None = None):
     return env, eval_env, train_cfg, terms
 
 
-def new_run(args: argparse.Namespace) -> tuple[OnPolicyRunner, Path]:
-    task_overrides, train_overrides = split_overrides(args.set)
-    train_cfg = TrainConfig(seed=args.seed, stop_at_return=args.stop_at_return)
-    if args.gym:
+def new_run(request: TrainRequest) -> tuple[OnPolicyRunner, Path]:
+    """A fresh run directory and a runner ready to `learn()` (every torchrun rank calls
+    this; only rank 0 writes the directory)."""
+    task_overrides, train_overrides = split_overrides(list(request.overrides))
+    train_cfg = TrainConfig(seed=request.seed, stop_at_return=request.stop_at_return)
+    if request.gym:
         from simreal.policies.gym_env import gym_train_config
 
-        train_cfg = gym_train_config(seed=args.seed, stop_at_return=args.stop_at_return)
+        train_cfg = gym_train_config(seed=request.seed, stop_at_return=request.stop_at_return)
     else:
         from simreal.tasks import get_task
 
-        train_cfg = apply_overrides(train_cfg, list(get_task(args.task).train_defaults), "train.")
-    if args.envs is not None:
-        train_cfg.num_envs = args.envs
-    if args.steps is not None:
-        train_cfg.max_env_steps = args.steps
-    if args.minutes is not None:
-        train_cfg.max_minutes = args.minutes
-    if args.arch:
-        train_cfg.model.arch = args.arch
+        train_cfg = apply_overrides(
+            train_cfg, list(get_task(request.task).train_defaults), "train."
+        )
+    if request.envs is not None:
+        train_cfg.num_envs = request.envs
+    if request.steps is not None:
+        train_cfg.max_env_steps = request.steps
+    if request.minutes is not None:
+        train_cfg.max_minutes = request.minutes
+    if request.arch:
+        train_cfg.model.arch = request.arch
     train_cfg = apply_overrides(train_cfg, train_overrides, "train.")
-    if args.gym:
-        if task_overrides or getattr(args, "calibration", None):
+    if request.gym:
+        if task_overrides or request.calibration:
             raise ValueError("--set task.* and --calibration do not apply to --gym environments")
-        name, task_plain = args.gym, None
+        name, task_plain = request.gym, None
     else:
         from simreal.tasks import get_task
 
-        spec = get_task(args.task)
+        spec = get_task(request.task)
         name = spec.name
         task_cfg = apply_overrides(spec.config_cls(), task_overrides, "task.")
-        task_plain = to_plain(apply_calibration(task_cfg, name, getattr(args, "calibration", None)))
+        task_plain = to_plain(apply_calibration(task_cfg, name, request.calibration))
     config = {
         "simreal_version": __version__,
-        "command": " ".join(["simreal", *sys.argv[1:]]),
+        "command": request.command or repr(request),
         "task": name,
-        "gym": bool(args.gym),
-        "engine": args.engine,
+        "gym": bool(request.gym),
+        "engine": request.engine,
         "task_config": task_plain,
         "train": to_plain(train_cfg),
     }
@@ -120,15 +162,15 @@ def new_run(args: argparse.Namespace) -> tuple[OnPolicyRunner, Path]:
     distributed.check_same_config(_compared(config))
     env, eval_env, train_cfg, terms = build_envs(config, distributed)
     weights, curriculum = None, {}
-    if getattr(args, "init_from", None) is not None:  # checked before the run dir exists
+    if request.init_from is not None:  # checked before the run dir exists
         ckpt, weights = warm_start_weights(
-            args.init_from, env, train_cfg.model, None if args.gym else name
+            request.init_from, env, train_cfg.model, None if request.gym else name
         )
         config["init_from"] = str(ckpt)
         curriculum = source_curriculum(ckpt)
     run_dir = None
     if distributed.is_main:
-        run_dir = new_run_dir(args.out, name.replace("/", "_"), train_cfg.seed)
+        run_dir = new_run_dir(request.out, name.replace("/", "_"), train_cfg.seed)
         if distributed.enabled:
             config = {**config, "world_size": distributed.world_size}
         write_config(run_dir, config)

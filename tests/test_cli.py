@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import csv
 import json
 import re
@@ -16,7 +17,7 @@ import torch
 import yaml
 from onnx import TensorProto, helper, numpy_helper
 
-from simreal.cli import main
+from simreal.cli import build_parser, main
 from simreal.config import to_plain
 from simreal.policies.logger import CSV_FIELDS
 from simreal.tasks.quad_hover import QuadHoverConfig
@@ -218,8 +219,8 @@ def test_export_takes_a_named_checkpoint(tmp_path, capsys):
     earlier = run / "checkpoints" / "model_000000.pt"
     torch.save(state, earlier)
     capsys.readouterr()
-    assert main(["export", str(earlier), "--out", str(tmp_path / "earlier.onnx")]) == 0
-    assert main(["export", str(run), "--out", str(tmp_path / "latest.onnx")]) == 0
+    assert main(["export", str(earlier), "--onnx", str(tmp_path / "earlier.onnx")]) == 0
+    assert main(["export", str(run), "--onnx", str(tmp_path / "latest.onnx")]) == 0
 
     def weights(path: Path) -> list[np.ndarray]:
         return [numpy_helper.to_array(t) for t in onnx.load(path).graph.initializer]
@@ -230,3 +231,91 @@ def test_export_takes_a_named_checkpoint(tmp_path, capsys):
     stray.write_bytes(latest.read_bytes())
     assert main(["export", str(stray)]) != 0
     assert "RUN/checkpoints/" in capsys.readouterr().err
+
+
+def _parsers(parser: argparse.ArgumentParser, path: str = "simreal"):
+    """Every parser of the command tree, with the command words that reach it."""
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, child in action.choices.items():
+                yield from _parsers(child, f"{path} {name}")
+
+
+def test_every_option_and_argument_of_every_command_has_help():
+    missing = [
+        f"{path}: {'/'.join(action.option_strings) or action.dest}"
+        for path, parser in _parsers(build_parser())
+        for action in parser._actions
+        if not isinstance(action, argparse._SubParsersAction) and not (action.help or "").strip()
+    ]
+    assert missing == []
+
+
+def test_help_lists_every_command_on_one_line(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    lines = capsys.readouterr().out.splitlines()
+    (sub,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    summaries = {c.dest: c.help for c in sub._choices_actions}
+    assert set(summaries) == set(sub.choices)
+    for name, summary in summaries.items():
+        assert any(re.fullmatch(rf"\s+{name}\s+{re.escape(summary)}", line) for line in lines), name
+
+
+def test_out_names_a_folder_in_every_command():
+    """`--out` is a folder wherever it is spelled so; file outputs are named for what they
+    hold (--onnx, --overlay, --json, --video, --plot). Old file spellings are marked."""
+    for path, parser in _parsers(build_parser()):
+        for action in parser._actions:
+            if "--out" in action.option_strings:
+                assert action.metavar == "DIR" or "deprecated" in action.help, path
+
+
+def test_export_out_still_works_with_a_deprecation_note(tmp_path, capsys):
+    out = tmp_path / "runs"
+    assert main(["train", "quad-hover", "--envs", "8", "--steps", "256", "--out", str(out)]) == 0
+    (run,) = (out / "quad-hover").iterdir()
+    capsys.readouterr()
+    assert main(["export", str(run), "--out", str(tmp_path / "old.onnx")]) == 0
+    captured = capsys.readouterr()
+    assert "--out is deprecated here, use --onnx" in captured.err
+    assert (tmp_path / "old.onnx").is_file()
+
+
+def test_replay_engine_takes_the_same_choices_as_train_and_eval(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        main(["replay", str(tmp_path), "--resim", "--engine", "no-such-engine"])
+    assert "invalid choice: 'no-such-engine'" in capsys.readouterr().err
+    choices = {
+        path: action.choices
+        for path, parser in _parsers(build_parser())
+        for action in parser._actions
+        if "--engine" in action.option_strings
+    }
+    assert set(choices) == {"simreal train", "simreal eval", "simreal replay"}
+    assert all(tuple(c) == tuple(choices["simreal train"]) for c in choices.values())
+
+
+def test_a_run_starts_from_python_with_a_train_request(tmp_path):
+    """The CLI's helpers take typed requests: no parsed command line needed."""
+    from simreal.training import TrainRequest, new_run
+
+    request = TrainRequest(
+        task="quad-hover",
+        envs=8,
+        steps=256,
+        seed=3,
+        out=tmp_path,
+        overrides=("train.ppo.gamma=0.98",),
+    )
+    runner, run_dir = new_run(request)
+    runner.learn()
+    assert run_dir.parent == tmp_path / "quad-hover" and run_dir.name.endswith("-3")
+    config = yaml.safe_load((run_dir / "config.yaml").read_text())
+    assert config["train"]["ppo"]["gamma"] == 0.98
+    assert config["train"]["num_envs"] == 8
+    assert config["command"].startswith("TrainRequest(task='quad-hover'")
+    assert runner.env_steps == 256
+    with pytest.raises(ValueError, match="task name or --gym"):
+        TrainRequest()

@@ -86,7 +86,7 @@ def test_cli_names_topics_and_frames(tmp_path):
     out = tmp_path / "o.yaml"
     (tmp_path / "o.yaml").write_text("robot: g1\nlatency_ms: 3\n")
     cmd = [sys.executable, "-m", "simreal", "calibrate", "extrinsics", str(tmp_path / "log")]
-    cmd += ["--robot", "g1", "--out", str(out), "--topic-a", topics[0], "--topic-b", topics[1]]
+    cmd += ["--robot", "g1", "--overlay", str(out), "--topic-a", topics[0], "--topic-b", topics[1]]
     cmd += ["--parent", "pelvis_imu", "--name", "lidar_mount"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
