@@ -241,7 +241,8 @@ def test_cli_generates_and_checks_references(tmp_path: Path, capsys):
     # A file at another rate: an error naming the field, or resampled on request.
     slow = tmp_path / "slow.npz"
     assert (
-        main(["dex", "check", str(files[0]), "--rate", "10", "--resample", "--write", str(slow)]) == 0
+        main(["dex", "check", str(files[0]), "--rate", "10", "--resample", "--write", str(slow)])
+        == 0
     )
     assert main(["dex", "check", str(slow)]) == 2
     assert "field 'rate_hz' is 10 Hz" in capsys.readouterr().err
