@@ -208,7 +208,7 @@ class OnPolicyRunner:
             else None
         )
         bar = tqdm(
-            total=cfg.max_env_steps,
+            total=None if cfg.max_minutes else cfg.max_env_steps,  # no step rate known yet
             initial=self.env_steps,
             unit="step",
             unit_scale=True,
@@ -297,13 +297,14 @@ class OnPolicyRunner:
                 logger.log(row)
                 if eval_return is not None:
                     logger.log_evaluation(self.env_steps, self.last_eval)
-            bar.update(batch_steps)
-            bar.set_postfix(
-                sps=f"{row['steps_per_s']:.0f}",
-                ret=f"{row['train_return'] or 0:.1f}",
-                eval=f"{self.best_eval_return or 0:.1f}",
-                refresh=False,
+            bar.total = budget_end_steps(
+                self.env_steps, self.wall_time_s, cfg.max_env_steps, cfg.max_minutes
             )
+            bar.update(batch_steps)
+            postfix = {"sps": f"{row['steps_per_s']:.0f}", "ret": f"{row['train_return'] or 0:.1f}"}
+            if self.best_eval_return is not None:  # nothing to show before the first one
+                postfix["eval"] = f"{self.best_eval_return:.1f}"
+            bar.set_postfix(postfix, refresh=False)
             if self.iteration % cfg.checkpoint_interval == 0:
                 self.save()
                 if logger is not None:
@@ -343,3 +344,16 @@ class OnPolicyRunner:
             self.stopped_by = f"step budget {self.cfg.max_env_steps}"
         elif self.cfg.max_minutes and self.wall_time_s >= 60.0 * self.cfg.max_minutes:
             self.stopped_by = f"time budget {self.cfg.max_minutes:g} min"
+
+
+def budget_end_steps(
+    env_steps: int, wall_time_s: float, max_env_steps: int, max_minutes: float | None
+) -> int:
+    """The env-step count at which training will stop: the step budget, or, when the time
+    budget ends first at the rate so far, the steps it will have reached by then. The
+    progress bar's total, so its ETA counts to whichever budget ends first."""
+    if not max_minutes or wall_time_s <= 0.0:
+        return max_env_steps
+    rate = env_steps / wall_time_s
+    by_time = env_steps + rate * max(0.0, 60.0 * max_minutes - wall_time_s)
+    return int(min(max_env_steps, max(env_steps, by_time)))
