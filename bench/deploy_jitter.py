@@ -25,7 +25,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _report import emit
+from simreal.reports import emit
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -27,12 +27,12 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-from _report import emit
 
 from simreal.calibration import routines
 from simreal.calibration.excite import GROUPS, ExcitationConfig
 from simreal.calibration.perturbation import random_perturbation
 from simreal.deploy.logs import RolloutLog, read_rollout
+from simreal.reports import emit
 from simreal.robots.g1.overlay import load_overlay, parse_overlay
 
 NOISE = {"q": 1e-4, "dq": 0.01, "tau": 0.05, "gyro": 0.005}

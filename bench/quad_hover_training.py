@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from _report import emit
+from simreal.reports import emit
 
 TARGET = 474.0
 

@@ -255,7 +255,7 @@ def fit_dynamics(
     not named are taken as nominal. On a robot whose every joint is off, a group fitted
     with the rest assumed nominal absorbs their error (the waist and arms carry each
     other: 0.013-0.04 rad offset errors after one pass, depending on the order of the
-    groups; bench/g1_policy_transfer.py).
+    groups; experiments/g1_policy_transfer.py).
 
     Raises CalibrationError when a joint slid too little for friction and armature, or
     when the log reaches a joint limit; encoder offsets the log cannot see are held at

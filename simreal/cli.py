@@ -9,6 +9,7 @@ from pathlib import Path
 
 from simreal import __version__
 from simreal.calibrating import ROUTINES
+from simreal.reports import emit
 from simreal.sim.engine import ENGINES, EngineUnavailableError
 
 
@@ -408,8 +409,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     d.set_defaults(func=cmd_dex_check)
 
-    s = sub.add_parser("bench", help="run the benchmarks")
-    s.add_argument("name", nargs="?", help="one benchmark (default: all)")
+    s = sub.add_parser("bench", help="list the benchmarks, or run one")
+    s.add_argument("name", nargs="?", help="the benchmark to run (none: list them)")
     s.add_argument(
         "args",
         nargs=argparse.REMAINDER,
@@ -557,7 +558,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         overrides=args.set,
         calibration=args.calibration,
     )
-    print_json(metrics, args.json)
+    emit(metrics, args.json)
     return 0
 
 
@@ -574,16 +575,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         engine=args.engine,
         calibration=args.calibration,
     )
-    print_json(report, args.json)
+    emit(report, args.json)
     return 0
-
-
-def print_json(data: dict, path: Path | None) -> None:
-    """Print `data` as JSON, and write it to `path` too when given."""
-    text = json.dumps(data, indent=2)
-    if path:
-        path.write_text(text + "\n")
-    print(text)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -663,22 +656,19 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     import runpy
 
-    bench_dir = Path(__file__).resolve().parent.parent / "bench"
-    if not bench_dir.is_dir():
-        raise FileNotFoundError(f"{bench_dir}: benchmarks live in the source tree's bench/ folder")
-    scripts = sorted(p for p in bench_dir.glob("*.py") if not p.name.startswith("_"))
-    names = [p.stem for p in scripts]
-    if args.name:
-        if args.name not in names:
-            raise ValueError(f"unknown benchmark {args.name!r}; available: {', '.join(names)}")
-        scripts = [bench_dir / f"{args.name}.py"]
-    elif args.args:
-        raise ValueError("benchmark options need a benchmark name")
-    # As `python bench/NAME.py` would: the scripts import their shared helpers (_report).
-    if str(bench_dir) not in sys.path:
-        sys.path.insert(0, str(bench_dir))
-    for script in scripts:
-        print(f"== {script.stem}", flush=True)
-        sys.argv = [str(script), *args.args]
-        runpy.run_path(str(script), run_name="__main__")
+    from simreal.benchmarks import BENCH_DIR, benchmarks
+
+    found = benchmarks()
+    if not args.name:
+        if args.args:
+            raise ValueError("benchmark options need a benchmark name")
+        width = max(len(name) for name in found)
+        for name, summary in found.items():
+            print(f"{name:<{width}}  {summary}")
+        return 0
+    if args.name not in found:
+        raise ValueError(f"unknown benchmark {args.name!r}; available: {', '.join(found)}")
+    script = BENCH_DIR / f"{args.name}.py"
+    sys.argv = [str(script), *args.args]  # as `python bench/NAME.py ARGS` would see them
+    runpy.run_path(str(script), run_name="__main__")
     return 0

@@ -230,7 +230,7 @@ def record_video(env, policy: Policy, path: Path) -> int:
 def export_run(run_dir: Path, out: Path | None = None) -> Path:
     """Write RUN/policy.onnx (or `out`) with the metadata deployment needs, from the run's
     latest checkpoint, or from RUN/checkpoints/model_N.pt when given that file (a run's
-    checkpoints can differ a lot; bench/g1_pull_checkpoints.py picks one that is not the
+    checkpoints can differ a lot; experiments/g1_pull_checkpoints.py picks one that is not the
     last)."""
     from simreal.policies.checkpoint import load_actor_critic, resolve_checkpoint
     from simreal.policies.export import export_onnx

@@ -319,3 +319,18 @@ def test_a_run_starts_from_python_with_a_train_request(tmp_path):
     assert runner.env_steps == 256
     with pytest.raises(ValueError, match="task name or --gym"):
         TrainRequest()
+
+
+def test_bench_without_a_name_lists_every_benchmark_on_one_line(capsys):
+    bench = Path(__file__).resolve().parent.parent / "bench"
+    names = sorted(p.stem for p in bench.glob("*.py") if not p.name.startswith("_"))
+    assert main(["bench"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == names
+    assert all(len(line.split()) > 2 for line in lines)  # a summary beside each name
+
+
+def test_bench_with_an_unknown_name_lists_the_available_ones(capsys):
+    assert main(["bench", "g1_pull_chain"]) == 2  # an experiment, not a benchmark
+    err = capsys.readouterr().err
+    assert "unknown benchmark 'g1_pull_chain'" in err and "scale" in err

@@ -1,4 +1,4 @@
-"""bench/g1_pull_chain.py: the recipe behind the committed g1-pull policy must stay runnable
+"""experiments/g1_pull_chain.py: the recipe behind the committed g1-pull policy must stay runnable
 with today's configs (a renamed field would fail hours into a replay, not at its start)."""
 
 from __future__ import annotations
@@ -17,18 +17,14 @@ from simreal.tasks import get_task
 from simreal.training import split_overrides
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "bench" / "g1_pull_chain.py"
+SCRIPT = ROOT / "experiments" / "g1_pull_chain.py"
 
 
 def load_chain():
-    sys.path.insert(0, str(SCRIPT.parent))  # the script imports bench/_report.py
-    try:
-        spec = importlib.util.spec_from_file_location("g1_pull_chain", SCRIPT)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module  # dataclasses look their module up there
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(SCRIPT.parent))
+    spec = importlib.util.spec_from_file_location("g1_pull_chain", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
     return module
 
 

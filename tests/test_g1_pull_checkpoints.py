@@ -1,4 +1,4 @@
-"""bench/g1_pull_checkpoints.py: the sweep statistics that put a pick's gap in context."""
+"""experiments/g1_pull_checkpoints.py: the sweep statistics that put a pick's gap in context."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "bench" / "g1_pull_checkpoints.py"
+SCRIPT = ROOT / "experiments" / "g1_pull_checkpoints.py"
 
 
 def row(name: str, backward: float, forward: float, falls: float) -> dict:

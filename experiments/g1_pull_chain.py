@@ -1,8 +1,8 @@
 """The G1 pulling recipe as one command: every stage behind the committed g1-pull policy,
 with its flags and its env-step budget, replayed from scratch for either actor.
 
-The decoupled policy in results/g1-pull came out of a chain of warm starts over
-sessions 2-11 (g1-force from scratch, a longer g1-force stage, then six g1-pull stages
+The decoupled policy in results/g1-pull came out of a chain of warm starts
+(g1-force from scratch, a longer g1-force stage, then six g1-pull stages
 that added the stepping reference, the walking rewards, the rail heading, the
 per-simulation load curriculum, the tow reward, heavier carts, and last the even-pull
 reward with FAT2's wider lean). Each stage's command is in the config.yaml of its
@@ -10,12 +10,12 @@ results/g1 directory; the budgets below are the env steps each stage actually ra
 (85.2 M in all). This script replays that chain, so that
 
 - `--arch decoupled` reproduces the committed policy's recipe with one command, and
-- `--arch coupled` trains issue 3's baseline with the same budget and seed: one actor for
+- `--arch coupled` trains the coupled baseline with the same budget and seed: one actor for
   all 29 joints instead of the lower / waist / upper actors, everything else equal.
 
-A ninth stage, light (session 15), follows the historical eight: steady's recipe with
+A ninth stage, light, follows the historical eight: steady's recipe with
 carts from none to the level, for the light-cart falls both actors' steady policies show,
-and (since session 17) each action group's own PPO ratio.
+and each action group's own PPO ratio.
 `--first light` runs it on a root that holds only 08-steady's run, `--seed N` with another
 seed; `--until steady` stops where the historical chain did.
 
@@ -29,17 +29,17 @@ stages ran as one process except pull-run-4's (2 ranks).
 Stages are resumable: a stage whose run reached its budget is skipped; one that has a
 checkpoint short of it is resumed (`simreal train --resume`); the next stage warm-starts
 from the last checkpoint of the one before. Stopping (Ctrl-C, SIGTERM) saves a
-checkpoint. runs/ may not survive between sessions on this machine: `--save DEST` copies
+checkpoint. runs/ may not survive on a shared machine: `--save DEST` copies
 what a resume needs (each stage's config.yaml, metrics.csv, curve and last checkpoint) into
-DEST with ROOT's layout, and `cp -r DEST/. ROOT/` puts it back for the next session.
+DEST with ROOT's layout, and `cp -r DEST/. ROOT/` puts it back to go on later.
 `--summary N` prints where each stage ended (train return and episode length over its last
 N iterations, its curriculum level), from a chain root or a saved copy, so two chains can
 be compared stage by stage.
 
-    python bench/g1_pull_chain.py --arch coupled --root runs/chain-coupled
+    python experiments/g1_pull_chain.py --arch coupled --root runs/chain-coupled
         [--until STAGE] [--dry-run] [--json FILE] [--budget-scale X] [--nproc 2]
-    python bench/g1_pull_chain.py --arch coupled --root runs/chain-coupled --save DEST
-    python bench/g1_pull_chain.py --arch coupled --root runs/chain-coupled --summary N
+    python experiments/g1_pull_chain.py --arch coupled --root runs/chain-coupled --save DEST
+    python experiments/g1_pull_chain.py --arch coupled --root runs/chain-coupled --summary N
 
 `--budget-scale 0.0001` shrinks every budget (one PPO iteration per stage): a smoke run
 of the whole chain's mechanics in a few minutes.
@@ -59,7 +59,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from _report import emit
+from simreal.reports import emit
 
 ENVS = 256  # the batch every historical stage used (one process, or 2 ranks x 128)
 SEED = 0
@@ -104,10 +104,9 @@ level near 190 N and the spread at [0.7, 1.0], training saw almost nothing under
 both chains' steady policies fell behind light carts (under 30-90 N). A spread of [0, 1]
 keeps the top of the ladder (the level still rises) while every lighter cart comes back.
 
-Its PPO ratio is per action group since session 17: the decoupled actor's light stage did
-better with it than with the joint ratio on every measure (docs/g1-pull.md, "Sessions
-16-17"). The coupled actor has one action group, so it trains exactly as before. `--set
-train.ppo.ratio=joint` gives session 15's light stage back."""
+Its PPO ratio is per action group: the decoupled actor's light stage did
+better with it than with the joint ratio on every measure (docs/g1-pull.md). The coupled actor has one action group, so it trains exactly as before. `--set
+train.ppo.ratio=joint` gives the earlier joint-ratio light stage back."""
 
 
 @dataclass(frozen=True)
@@ -154,7 +153,7 @@ STAGES = (
         (*HEAVY, *STEADY_TERMS),
         "results/g1-pull",
     ),
-    Stage("light", "g1-pull", 7_372_800, LIGHT, "results/g1/*-chain*/09-light (sessions 15-17)"),
+    Stage("light", "g1-pull", 7_372_800, LIGHT, "results/g1/*-chain*/09-light"),
 )
 HISTORICAL = STAGES[:8]
 """The stages of the historical chain (results/g1-pull, 85.2 M steps); "light" came after."""

@@ -1,5 +1,4 @@
-"""Policy transfer to a perturbed virtual G1, with and without calibration (issue 5's last
-number).
+"""Policy transfer to a perturbed virtual G1, with and without calibration.
 
 A hidden whole-body perturbation (`random_perturbation`, all 29 joints, one seed) stands
 for the real robot. Two steps:
@@ -18,8 +17,8 @@ twice with `simreal eval`: on the model they were trained on (their simulated pe
 on the perturbed robot (`--calibration FOLDER/truth.yaml`). Printed and written: both
 peaks per direction and how much of its simulated peak each policy keeps.
 
-    python bench/g1_policy_transfer.py calibrate FOLDER [--seed 7] [--passes 3] [--scale 1]
-    python bench/g1_policy_transfer.py evaluate FOLDER --nominal RUN --calibrated RUN
+    python experiments/g1_policy_transfer.py calibrate FOLDER [--seed 7] [--passes 3] [--scale 1]
+    python experiments/g1_policy_transfer.py evaluate FOLDER --nominal RUN --calibrated RUN
         [--episodes 32] [--json FILE]
 """
 
@@ -34,11 +33,11 @@ import tempfile
 from pathlib import Path
 
 import yaml
-from _report import emit
 
 from simreal.calibration import routines
 from simreal.calibration.excite import GROUPS, ExcitationConfig
 from simreal.calibration.perturbation import random_perturbation
+from simreal.reports import emit
 from simreal.robots.g1 import JOINT_NAMES
 from simreal.robots.g1.overlay import load_overlay, parse_overlay
 
@@ -67,7 +66,7 @@ def calibrate(folder: Path, seed: int, passes: int, scale: float) -> None:
             errors.append({"pass": k + 1, **worst_errors(truth, out)})
             print(json.dumps(errors[-1]), flush=True)
     report = {
-        "command": "python bench/g1_policy_transfer.py " + " ".join(sys.argv[1:]),
+        "command": "python experiments/g1_policy_transfer.py " + " ".join(sys.argv[1:]),
         "seed": seed,
         "scale": scale,
         "passes": errors,
@@ -156,7 +155,7 @@ def main(argv: list[str] | None = None) -> None:
         calibrate(args.folder, args.seed, args.passes, args.scale)
         return
     report = {
-        "command": "python bench/g1_policy_transfer.py " + " ".join(sys.argv[1:]),
+        "command": "python experiments/g1_policy_transfer.py " + " ".join(sys.argv[1:]),
         **evaluate(args.folder, args.nominal, args.calibrated, args.episodes),
     }
     emit(report, args.json)

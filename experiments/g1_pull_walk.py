@@ -11,7 +11,7 @@ randomization (`train`), the same with one part removed (`no_obs_noise`, `no_lat
 each: the share of simulations that fall within `--seconds`, and the pelvis progress
 along the pull direction as a share of the commanded distance (walking simulations).
 
-    python bench/g1_pull_walk.py RUN [--sims 32] [--seconds 8] [--resistance 20]
+    python experiments/g1_pull_walk.py RUN [--sims 32] [--seconds 8] [--resistance 20]
         [--json FILE]
 """
 
@@ -24,10 +24,10 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from _report import emit
 
 from simreal.config import from_plain
 from simreal.evaluation import load_policy
+from simreal.reports import emit
 from simreal.tasks import get_task, make_env
 
 
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(f"{args.run}: a {config['task']} policy; this probe is for g1-pull")
     base = from_plain(get_task("g1-pull").config_cls, config["task_config"], "task.")
     report = {
-        "command": "python bench/g1_pull_walk.py " + " ".join(sys.argv[1:]),
+        "command": "python experiments/g1_pull_walk.py " + " ".join(sys.argv[1:]),
         **{
             name: probe(policy, cfg, args.sims, args.seconds, args.resistance, args.seed)
             for name, cfg in conditions(base).items()

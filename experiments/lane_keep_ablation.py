@@ -8,7 +8,7 @@ same way (`simreal eval baseline:pid --task lane-keep`). The full row's policy i
 exported, re-evaluated from the ONNX file, and copied with its learning curve,
 metrics and config into the results folder, beside `ablation.json` and `ablation.md`.
 
-    python bench/lane_keep_ablation.py [--steps 1500000] [--seed 0] [--out runs/lane-keep-ablation]
+    python experiments/lane_keep_ablation.py [--steps 1500000] [--seed 0] [--out runs/lane-keep-ablation]
         [--results results/lane-keep] [--skip-train] [--task-set task.FIELD=VALUE ...]
 
 `--skip-train` evaluates the newest existing run of each row under --out.
@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> None:
     for name in ("policy.onnx", "curve.png", "metrics.csv", "config.yaml"):
         shutil.copy(full / name, args.results / name)
     summary = {
-        "command": "python bench/lane_keep_ablation.py " + " ".join(sys.argv[1:]),
+        "command": "python experiments/lane_keep_ablation.py " + " ".join(sys.argv[1:]),
         "steps_per_row": args.steps,
         "seed": args.seed,
         "task_set": args.task_set,

@@ -2,7 +2,7 @@
 validation protocol, the pick made there, and the evaluation protocol's numbers beside it.
 
 g1-pull's evaluation is deterministic and its peak metrics keep the best of 20 carts per
-direction, so neighbouring checkpoints of one run can differ by 30 N or more (session 11:
+direction, so neighbouring checkpoints of one run can differ by 30 N or more (one run:
 146.6 N backward at 3.4 M steps, 109.5 N at 5.1 M, the latter falling behind every cart
 from 135 N). Choosing the checkpoint by the evaluation numbers themselves would report
 the best draw of that noise. This script chooses on a validation protocol instead, other
@@ -11,16 +11,16 @@ carts at another speed (default: 14.5-290 N in 14.5 N steps at 0.25 m/s; evaluat
 prints the evaluation protocol's numbers of every checkpoint so the choice can be
 checked.
 
-    python bench/g1_pull_checkpoints.py RUN [--every 4] [--last 12] [--json FILE]
-    python bench/g1_pull_checkpoints.py --sweep-of results/g1/coupled-chain/09-light/checkpoints.json
-    python bench/g1_pull_checkpoints.py --picks-of results/g1/coupled-chain*/09-light/eval.json
+    python experiments/g1_pull_checkpoints.py RUN [--every 4] [--last 12] [--json FILE]
+    python experiments/g1_pull_checkpoints.py --sweep-of results/g1/coupled-chain/09-light/checkpoints.json
+    python experiments/g1_pull_checkpoints.py --picks-of results/g1/coupled-chain*/09-light/eval.json
 
 Because neighbouring checkpoints differ so much, the report also gives the evaluation
 protocol's mean and standard deviation over all swept checkpoints (`sweep`): when two
-runs are compared (issue 3's decoupled and coupled actors), a gap between the picked
+runs are compared (the decoupled and coupled actors), a gap between the picked
 checkpoints smaller than the spread within a run does not rank the runs. `--sweep-of`
 recomputes it from existing reports, pooled when several are given (all the checkpoints
-of one actor's seeds). `--picks-of` is the comparison issue 3 declares: the mean over
+of one actor's seeds). `--picks-of` is the declared comparison: the mean over
 seeds of the picked policies' `simreal eval` numbers, one eval JSON per seed.
 """
 
@@ -32,9 +32,8 @@ import statistics
 import sys
 from pathlib import Path
 
-from _report import emit
-
 from simreal.evaluation import evaluate_policy
+from simreal.reports import emit
 
 THOR_BACKWARD_N, THOR_FORWARD_N = 167.7, 145.5
 VALIDATION = ("task.eval_pull.speed_m_s=0.25", "task.eval_pull.max_resistance_n=290")

@@ -12,7 +12,7 @@ The PPO side is a plain CLI run:
     simreal train --gym highway_env:lane-keeping-v0 --steps 200000 --envs 8
     simreal eval runs/highway_env:lane-keeping-v0/<run> --episodes 10
 
-    python bench/highway_lane_keeping.py [--episodes 5] [--json FILE]
+    python experiments/highway_lane_keeping.py [--episodes 5] [--json FILE]
 """
 
 from __future__ import annotations
