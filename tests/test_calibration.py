@@ -19,7 +19,7 @@ from simreal.robots.g1 import JOINT_NAMES
 LEG = GROUPS["left_leg"]
 
 
-@pytest.fixture(scope="module", params=[1, 2])
+@pytest.fixture(scope="module", params=[1, pytest.param(2, marks=pytest.mark.slow)])
 def calibrated(request, tmp_path_factory):
     tmp = tmp_path_factory.mktemp(f"cal{request.param}")
     truth = random_perturbation(request.param, LEG)
@@ -101,6 +101,7 @@ def waist_log(tmp_path_factory):
     return truth, tmp
 
 
+@pytest.mark.slow
 def test_waist_recovered_and_its_yaw_offset_reported_unidentifiable(waist_log):
     """The hung robot's waist carries the upper body: excited with stiffer commanded gains
     it stays clear of its limits and its roll and pitch are recovered like the legs; the
@@ -191,6 +192,7 @@ def test_cli_refuses_a_bad_excitation_request(tmp_path, capsys, flags, named):
     assert not (tmp_path / "log").exists()
 
 
+@pytest.mark.slow
 def test_noisy_log_low_passed_and_weak_offsets_reported(calibrated, tmp_path):
     """With sensor noise (encoders 1e-4 rad, velocities 0.01 rad/s, torques 0.05 N m) and
     the low-pass, the hip and knee offsets still come back; the hung ankle roll, whose
@@ -221,6 +223,7 @@ def test_noisy_log_low_passed_and_weak_offsets_reported(calibrated, tmp_path):
         assert abs(fit.joint(n).encoder_offset - truth["joints"][n]["encoder_offset"]) < 0.005
 
 
+@pytest.mark.slow
 def test_groups_fitted_into_one_overlay_use_each_others_offsets(tmp_path):
     """A robot whose every joint is off: the waist carries the left arm and the arm hangs
     from the torso the waist tilts, so each group fitted with the other assumed nominal

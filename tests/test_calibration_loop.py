@@ -221,6 +221,7 @@ HELD_OUT = {"amplitude": 0.12, "chirp_s": 2.0, "chirp_hz": (0.5, 3.5), "hold_s":
 """The held-out excitation: smaller, shorter and faster than the fitting one."""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [7, 11])
 def test_held_out_resimulation_gap_drops_by_70_percent(tmp_path, seed, capsys):
     from simreal.calibration import routines

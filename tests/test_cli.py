@@ -41,6 +41,7 @@ def test_tasks_lists_quad_hover(capsys):
     assert any(re.match(r"quad-hover\s+\S", line) for line in lines)
 
 
+@pytest.mark.slow
 def test_python_m_simreal_tasks(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "simreal", "tasks"],

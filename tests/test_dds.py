@@ -81,6 +81,7 @@ def test_type_names_final_and_plain_cdr(data_type):
     assert data_type().serialize()[:4] == b"\x00\x01\x00\x00"
 
 
+@pytest.mark.slow
 def test_registered_type_names():
     with DdsParticipant(DOMAIN_ID) as dds:
         for data_type, name in ALL_TYPES.items():
@@ -158,6 +159,7 @@ def test_refuses_to_start_without_cyclonedds_uri(monkeypatch):
         DdsParticipant(DOMAIN_ID)
 
 
+@pytest.mark.slow
 def test_round_trip_in_one_process():
     state = with_crc(_dds_peer.lowstate_sample())
     joints = _dds_peer.joint_state_sample()
@@ -178,6 +180,7 @@ def test_round_trip_in_one_process():
     assert got_joints == joints
 
 
+@pytest.mark.slow
 def test_round_trip_across_processes(tmp_path):
     """A peer process publishes state (as the robot would); this one checks it and
     answers with a command that the peer checks. The peer also traces CycloneDDS's

@@ -24,6 +24,8 @@ from simreal.deploy.dds.ros2 import String
 from simreal.deploy.g1 import ros2_state
 from simreal.deploy.logs import read_rollout
 
+pytestmark = pytest.mark.slow  # separate processes over DDS
+
 ROOT = Path(__file__).resolve().parent.parent
 FORCE_POLICY = ROOT / "results" / "g1" / "force-run" / "policy.onnx"
 """The first g1-force policy: stands unpushed and resists about 10 N step pushes."""

@@ -195,6 +195,7 @@ def _take(reader, raw: bool, timeout_s: float = 5.0):
     return None
 
 
+@pytest.mark.slow
 def test_raw_reads_and_writes_meet_ordinary_endpoints():
     state = with_crc(_dds_peer.lowstate_sample())
     cmd = with_crc(_dds_peer.lowcmd_sample(5))

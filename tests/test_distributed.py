@@ -27,6 +27,7 @@ def rank_results(out: Path, nproc: int) -> list[dict]:
     return [json.loads((out / f"rank{r}.json").read_text()) for r in range(nproc)]
 
 
+@pytest.mark.slow
 def test_two_gloo_ranks_hold_identical_parameters_after_every_update(tmp_path):
     proc = torchrun(2, [str(WORKER), "train", str(tmp_path)], tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -48,6 +49,7 @@ def test_two_gloo_ranks_hold_identical_parameters_after_every_update(tmp_path):
     assert (tmp_path / "run" / "metrics.csv").is_file()
 
 
+@pytest.mark.slow
 def test_ranks_that_disagree_on_the_config_are_refused_naming_the_difference(tmp_path):
     proc = torchrun(2, [str(WORKER), "mismatch", str(tmp_path)], tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]

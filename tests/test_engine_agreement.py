@@ -26,6 +26,8 @@ import pytest
 from simreal.sim import installed_engines
 from simreal.tasks import TASKS, get_task, make_env
 
+pytestmark = pytest.mark.slow  # every task on the GPU engines, run on the CPU: minutes
+
 N = 4
 OTHERS = [e for e in installed_engines() if e in ("warp", "genesis")]
 

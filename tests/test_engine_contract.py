@@ -45,7 +45,13 @@ def _work_in_tmp(tmp_path, monkeypatch):
 _BUILT: dict[str, Engine] = {}
 
 
-@pytest.fixture(params=INSTALLED)
+GPU_ENGINES = ("warp", "genesis")
+"""Run here on the CPU, where compiling their kernels and scenes takes minutes: slow tier."""
+
+
+@pytest.fixture(
+    params=[pytest.param(e, marks=pytest.mark.slow) if e in GPU_ENGINES else e for e in INSTALLED]
+)
 def engine(request) -> Engine:
     """One engine per name for the whole module (Genesis compiles its scene for seconds);
     every test starts by writing the state it needs, and restores fields it changes."""
@@ -230,6 +236,7 @@ def test_a_blown_up_simulation_is_flagged_alone_and_recovers_by_reset(engine, ba
     in_the_air(engine)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("engine_name", "package"), [("warp", "mujoco_warp"), ("genesis", "genesis")]
 )

@@ -12,6 +12,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # each test starts a Python process
+
 REPO = Path(__file__).resolve().parent.parent
 NO_SIMREAL_HERE = "no folder named simreal"
 

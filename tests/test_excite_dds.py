@@ -64,6 +64,7 @@ def test_excite_over_dds_feeds_the_fits(tmp_path):
     assert np.isfinite([v for _, _, v, _ in offsets.rows]).all()
 
 
+@pytest.mark.slow
 def test_excite_over_dds_without_robot_names_the_topic(tmp_path):
     exc_cfg = ExcitationConfig(group="left_leg", chirp_s=0.5)
     with pytest.raises(CalibrationError, match="no rt/lowstate on DDS domain"):

@@ -136,6 +136,7 @@ def test_check_compatible_names_what_differs(tmp_path: Path) -> None:
     assert str(path) in str(err.value) and "0.02" in str(err.value) and "0.01" in str(err.value)
 
 
+@pytest.mark.slow
 def test_deploy_runtime_imports_without_torch() -> None:
     code = "import sys, simreal.deploy; assert 'torch' not in sys.modules, 'torch imported'"
     subprocess.run([sys.executable, "-c", code], check=True)

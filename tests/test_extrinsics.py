@@ -79,6 +79,7 @@ def test_missing_topic_named(tmp_path):
         routines.extrinsics(tmp_path / "nolog", routines.ExtrinsicsConfig(), tmp_path / "o", None)
 
 
+@pytest.mark.slow
 def test_cli_names_topics_and_frames(tmp_path):
     truth = random_transform(np.random.default_rng(4))
     topics = ("/base/odom_pose", "/lidar/pose")

@@ -253,6 +253,7 @@ def take_states(reader, n: int, timeout_s: float) -> list[LowState_]:
     return out
 
 
+@pytest.mark.slow
 def test_virtual_robot_publishes_state_and_drops_bad_crc():
     dom = domain(1)
     robot = Proc("sim-robot", "g1", "--hang", "--domain", str(dom), "--duration", "40")
@@ -303,6 +304,7 @@ def deploy_node(policy, dom: int) -> Proc:
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_start_up_to_hold_then_watchdog_on_robot_loss(g1_policy):
     dom = domain(2)
     robot = Proc("sim-robot", "g1", "--band", "--domain", str(dom), "--duration", "60")
@@ -327,6 +329,7 @@ def test_start_up_to_hold_then_watchdog_on_robot_loss(g1_policy):
     assert node_summary["mode"] == "DAMPING" and node_summary["policy_steps"] == 0
 
 
+@pytest.mark.slow
 def test_virtual_robot_damps_when_the_node_dies(g1_policy):
     dom = domain(3)
     robot = Proc("sim-robot", "g1", "--band", "--domain", str(dom), "--duration", "60")

@@ -40,6 +40,7 @@ def test_every_stage_applies_to_todays_configs():
         apply_overrides(TrainConfig(), train_items, "train.")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("nproc", [1, 2])
 def test_dry_run_starts_the_first_stage(tmp_path, nproc):
     cmd = [sys.executable, str(SCRIPT), "--arch", "coupled", "--root", str(tmp_path)]
@@ -57,6 +58,7 @@ def test_dry_run_starts_the_first_stage(tmp_path, nproc):
     assert "--init-from" not in out  # stage 1 trains from scratch
 
 
+@pytest.mark.slow
 def test_first_warm_starts_from_the_stage_before(tmp_path):
     """--first light on a root holding only steady's run (results/g1/coupled-chain's case)
     starts light from it; without that run it names what is missing."""

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from simreal.robots.crazyflie import CrazyflieParams
-from simreal.tasks import TASKS, make_env
 from simreal.tasks.quad_hover import (
     POLICY_OBSERVATION,
     QuadHoverConfig,
@@ -273,24 +272,6 @@ def test_nan_in_one_simulation_ends_its_episode_and_the_others_continue():
     step = env.step(hover_action(env))
     assert step.info["unstable_resets"] == 0 and env.unstable_resets == 1
     np.testing.assert_array_equal(env.episode_step, [5, 5, 1, 5])
-
-
-@pytest.mark.parametrize("name", sorted(TASKS))
-def test_every_registered_task_steps_with_random_actions(name):
-    spec = TASKS[name]
-    env = make_env(name, spec.config_cls(), num_envs=8, seed=0)
-    obs, critic = env.reset()
-    assert np.isfinite(obs).all() and np.isfinite(critic).all()
-    rng = np.random.default_rng(0)
-    rows = env.num_envs  # one per simulation, or one per drone of a swarm
-    assert rows == 8 * getattr(env, "agents_per_sim", 1)
-    for _ in range(50):
-        step = env.step(rng.uniform(-1, 1, (rows, env.num_actions)))
-        assert step.obs.shape == (rows, env.num_obs)
-        assert step.critic_obs.shape == (rows, env.num_critic_obs)
-        assert np.isfinite(step.obs).all() and np.isfinite(step.critic_obs).all()
-        assert np.isfinite(step.reward).all()
-    assert env.unstable_resets == 0
 
 
 def test_rotor_speed_is_clipped_to_the_motor_maximum():

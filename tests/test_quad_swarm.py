@@ -405,6 +405,7 @@ def test_airframe_randomization_acts_per_drone_and_spares_presence_flags():
     assert not evaluation.randomize
 
 
+@pytest.mark.slow
 def test_a_swarm_run_warm_starts_another_swarm_size_with_dagger(tmp_path, capsys):
     """The swarm's observation layout is built per instance (it depends on the config):
     --init-from between swarm runs checks the weight shapes instead, and the policy for
