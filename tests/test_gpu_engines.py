@@ -9,6 +9,10 @@ import torch
 from simreal.robots.crazyflie import CrazyflieParams, build_mjcf
 from simreal.sim import make_engine
 
+# MuJoCo Warp and Genesis run here on the CPU, where their kernels and scenes compile for
+# tens of seconds: the slow tier.
+pytestmark = pytest.mark.slow
+
 MJCF = build_mjcf(CrazyflieParams())
 TENDON = """<mujoco><worldbody>
   <body name="arm"><joint name="a" type="hinge"/><geom type="capsule" size="0.02 0.1"/>
