@@ -350,10 +350,11 @@ def budget_end_steps(
     env_steps: int, wall_time_s: float, max_env_steps: int, max_minutes: float | None
 ) -> int:
     """The env-step count at which training will stop: the step budget, or, when the time
-    budget ends first at the rate so far, the steps it will have reached by then. The
-    progress bar's total, so its ETA counts to whichever budget ends first."""
-    if not max_minutes or wall_time_s <= 0.0:
-        return max_env_steps
-    rate = env_steps / wall_time_s
-    by_time = env_steps + rate * max(0.0, 60.0 * max_minutes - wall_time_s)
-    return int(min(max_env_steps, max(env_steps, by_time)))
+    budget ends first at the rate so far, the steps it will have reached by then; never
+    less than the steps taken (the last iteration may overshoot a budget). The progress
+    bar's total, so its ETA counts to whichever budget ends first."""
+    end = float(max_env_steps)
+    if max_minutes and wall_time_s > 0.0:
+        rate = env_steps / wall_time_s
+        end = min(end, env_steps + rate * max(0.0, 60.0 * max_minutes - wall_time_s))
+    return int(max(env_steps, end))

@@ -25,8 +25,10 @@ def test_a_step_budget_that_ends_first_stays_the_total():
     assert budget_end_steps(30_000, 30.0, 100_000, 60.0) == 100_000
 
 
-def test_past_the_time_budget_the_total_is_where_training_stands():
+def test_past_a_budget_the_total_is_where_training_stands():
     assert budget_end_steps(200_000, 200.0, 20_000_000, 1.5) == 200_000
+    # the last iteration's batch overshoots the step budget: the bar still ends full
+    assert budget_end_steps(49_152, 4.0, 40_000, None) == 49_152
 
 
 @pytest.mark.parametrize(("minutes", "evaluated"), [(0.0, False), (60.0, True)])
