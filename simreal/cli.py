@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
+from typing import TypeVar
 
 from simreal import __version__
 from simreal.calibrating import ROUTINES
 from simreal.reports import emit
 from simreal.sim.engine import ENGINES, EngineUnavailableError
+
+T = TypeVar("T")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -136,6 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument(
         "--set",
+        dest="overrides",
         action="append",
         default=[],
         metavar="KEY=VALUE",
@@ -292,6 +297,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--rate", type=float, default=500.0, metavar="HZ", help="low-level command rate")
     s.add_argument(
         "--state-timeout",
+        dest="state_timeout_ms",
         type=float,
         default=50.0,
         metavar="MS",
@@ -420,6 +426,21 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _request(cls: type[T], args: argparse.Namespace, ignore: tuple[str, ...] = (), **given) -> T:
+    """A helper's typed request from the parsed options of the same names, plus `given`.
+    An option that is neither a field of the request nor ignored is an error here, never
+    silently dropped."""
+    fields = {f.name for f in dataclasses.fields(cls)}
+    skip = {"command", "func", *ignore, *given}
+    parsed = {k: v for k, v in vars(args).items() if k not in skip}
+    unknown = set(parsed) - fields
+    if unknown:
+        raise TypeError(f"{cls.__name__} has no field for the options {sorted(unknown)}")
+    if isinstance(parsed.get("overrides"), list):
+        parsed["overrides"] = tuple(parsed["overrides"])
+    return cls(**parsed, **given)
+
+
 def cmd_tasks(args: argparse.Namespace) -> int:
     from simreal.tasks import TASKS
 
@@ -457,22 +478,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         run_dir = args.resume
         runner = training.resume_run(run_dir, steps=args.steps, minutes=args.minutes)
     else:
-        request = training.TrainRequest(
-            task=args.task,
-            gym=args.gym,
-            envs=args.envs,
-            steps=args.steps,
-            minutes=args.minutes,
-            seed=args.seed,
-            engine=args.engine,
-            arch=args.arch,
-            stop_at_return=args.stop_at_return,
-            calibration=args.calibration,
-            out=args.out,
-            init_from=args.init_from,
-            overrides=tuple(args.set),
-            command=" ".join(["simreal", *sys.argv[1:]]),
-        )
+        command = " ".join(["simreal", *sys.argv[1:]])
+        request = _request(training.TrainRequest, args, ignore=("resume",), command=command)
         runner, run_dir = training.new_run(request)
     main_rank = runner.distributed.is_main
     if main_rank:
@@ -590,65 +597,23 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_sim_robot(args: argparse.Namespace) -> int:
     from simreal import deploying
 
-    request = deploying.SimRobotRequest(
-        robot=args.robot,
-        perturb=args.perturb,
-        rate=args.rate,
-        hang=args.hang,
-        band=args.band,
-        band_release=args.band_release,
-        domain=args.domain,
-        duration=args.duration,
-        interface=args.interface,
-        push_force=args.push_force,
-        push_every=args.push_every,
-        push_duration=args.push_duration,
-        push_first=args.push_first,
-        rt_priority=args.rt_priority,
-    )
+    request = _request(deploying.SimRobotRequest, args)
     return deploying.sim_robot(request)
 
 
 def cmd_deploy(args: argparse.Namespace) -> int:
     from simreal import deploying
 
-    request = deploying.DeployRequest(
-        policy=args.policy,
-        robot=args.robot,
-        transport=args.transport,
-        no_rclpy=args.no_rclpy,
-        log=args.log,
-        rate=args.rate,
-        state_timeout_ms=args.state_timeout,
-        domain=args.domain,
-        duration=args.duration,
-        auto_start=args.auto_start,
-        rt_priority=args.rt_priority,
-    )
+    request = _request(deploying.DeployRequest, args)
     return deploying.deploy(request)
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from simreal import calibrating
 
-    request = calibrating.CalibrateRequest(
-        routine=args.routine,
-        log=args.log,
-        robot=args.robot,
-        overlay=args.overlay,
-        group=args.group,
-        amplitude=args.amplitude,
-        perturb=args.perturb,
-        chirp_s=args.chirp_s,
-        gain_scale=args.gain_scale,
-        dds_domain=args.domain if args.dds else None,
-        lowpass_hz=args.lowpass_hz,
-        report=args.report,
-        topic_a=args.topic_a,
-        topic_b=args.topic_b,
-        parent=args.parent,
-        child=args.child,
-        name=args.name,
+    dds_domain = args.domain if args.dds else None
+    request = _request(
+        calibrating.CalibrateRequest, args, ignore=("dds", "domain"), dds_domain=dds_domain
     )
     return calibrating.calibrate(request)
 
