@@ -10,13 +10,16 @@ import io
 import math
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mujoco
 import numpy as np
 
 from simreal.deploy.logs.reader import Rollout
 from simreal.deploy.logs.sim import Resimulation
+
+if TYPE_CHECKING:
+    from simreal.sim.render import Camera
 
 
 def summary(rollout: Rollout) -> dict[str, Any]:
@@ -155,8 +158,13 @@ def _timing(ax, rollout: Rollout, _: object) -> bool:
     return True
 
 
-def render_video(rollout: Rollout, path: str | os.PathLike[str]) -> int:
-    """Render the logged base poses (and joint positions the model has) to an MP4."""
+def render_video(
+    rollout: Rollout, path: str | os.PathLike[str], camera: Camera | None = None
+) -> int:
+    """Render the logged base poses (and joint positions the model has) to an MP4 through
+    `camera` (None: one that frames the whole model), counting frames on a bar (stderr)."""
+    from tqdm import tqdm
+
     from simreal.sim.render import VideoRecorder
 
     meta = rollout.meta
@@ -166,12 +174,13 @@ def render_video(rollout: Rollout, path: str | os.PathLike[str]) -> int:
     if poses is None:
         raise ValueError(f"{rollout.path}: no /base_pose messages to render")
     orientation = rollout.series["base_orientation"].values
-    with VideoRecorder(meta.mjcf, fps=round(1.0 / meta.control_dt)) as recorder:
+    fps = round(1.0 / meta.control_dt)
+    with VideoRecorder(meta.mjcf, fps=fps, camera=camera) as recorder:
         model = recorder.model
         joint_qpos = _joint_qpos_addresses(model, meta.joint_names)
         positions = rollout.series.get("joint_position")
         qpos = model.qpos0.copy()
-        for k, t in enumerate(poses.t):
+        for k, t in enumerate(tqdm(poses.t, desc="rendering", unit="frame", leave=False)):
             qpos[0:3], qpos[3:7] = poses.values[k], orientation[k]
             if positions is not None and joint_qpos:
                 row = min(np.searchsorted(positions.t, t), len(positions.t) - 1)

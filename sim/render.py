@@ -14,6 +14,7 @@ import importlib
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -122,12 +123,9 @@ def _bind_mujoco_gl(backend: str) -> None:
 
 @dataclass(frozen=True)
 class TrackingCamera:
-    """A free camera that follows a body, placed in spherical coordinates around it.
+    """A free camera that follows a body, placed in spherical coordinates around it."""
 
-    The defaults frame a 10 cm quadrotor from 1.5 m, a little from above and to the side.
-    """
-
-    body: str = "base"
+    body: str
     distance: float = 1.5
     """Metres from the body's subtree centre of mass."""
     azimuth_deg: float = 135.0
@@ -135,11 +133,57 @@ class TrackingCamera:
     """Negative looks down on the body."""
 
 
+@dataclass(frozen=True)
+class OrbitCamera:
+    """A free camera looking at a fixed point, placed in spherical coordinates around it:
+    a scene whose parts move apart (a swarm, a path) framed as a whole."""
+
+    lookat: tuple[float, float, float]
+    distance: float
+    azimuth_deg: float = 135.0
+    elevation_deg: float = -30.0
+
+
+Camera = TrackingCamera | OrbitCamera | str
+"""A camera of the model by name, or a free camera; None frames the whole model (MuJoCo's
+default free camera, from the model's extent)."""
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A decoration drawn into one frame and not part of the model: a target, a ghost."""
+
+    geom: str
+    """MuJoCo geom type name: sphere, box, cylinder, capsule, ellipsoid."""
+    size: tuple[float, ...]
+    """MuJoCo geom size (half extents, radius...), padded to 3 numbers."""
+    pos: tuple[float, ...]
+    rgba: tuple[float, float, float, float]
+    mat: tuple[float, ...] | None = None
+    """Orientation as a row-major 3x3 rotation matrix; None: the world's axes."""
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A decoration between two points: a path piece (capsule) or a force (arrow)."""
+
+    start: tuple[float, float, float]
+    end: tuple[float, float, float]
+    width: float
+    rgba: tuple[float, float, float, float]
+    geom: str = "capsule"
+    """capsule, cylinder, arrow, or line (width in pixels)."""
+
+
+Marker = Shape | Segment
+
+
 class VideoRecorder:
     """Renders frames of one simulation's state and writes them as an H.264 MP4.
 
-    `camera` is a TrackingCamera or the name of a camera in the model. Frames are held
-    in memory (width * height * 3 bytes each) until `save`.
+    `camera` is a camera of the model by name, a TrackingCamera or an OrbitCamera; None
+    frames the whole model. Frames are held in memory (width * height * 3 bytes each)
+    until `save`.
     """
 
     def __init__(
@@ -148,7 +192,7 @@ class VideoRecorder:
         width: int = 640,
         height: int = 480,
         fps: float = 30.0,
-        camera: TrackingCamera | str | None = None,
+        camera: Camera | None = None,
     ) -> None:
         if width % 2 or height % 2:
             raise ValueError(f"H.264 (4:2:0) needs an even frame size, got {width}x{height}")
@@ -162,16 +206,37 @@ class VideoRecorder:
         self.model = model
         self.data = mujoco.MjData(model)
         self.fps = fps
-        self.camera = _make_camera(model, camera or TrackingCamera())
+        self.camera = _make_camera(model, camera)
         self.frames: list[np.ndarray] = []
         self._renderer = mujoco.Renderer(model, height, width)
 
-    def add_frame(self, qpos: np.ndarray, qvel: np.ndarray | None = None) -> None:
-        """Render the state (qpos (nq,), qvel (nv,), zero if None) of one simulation."""
+    def set_camera(self, camera: Camera | None) -> None:
+        """Film the next frames through `camera` (a camera that moves with the scene)."""
+        self.camera = _make_camera(self.model, camera)
+
+    def set_model_fields(self, fields: dict[str, np.ndarray]) -> None:
+        """Overwrite model fields (e.g. geom_size, geom_pos, geom_rgba) with one
+        simulation's values: a batched engine varies them per simulation (an object's
+        shape, where obstacles stand) while the recorder's model holds the compiled ones."""
+        for name, values in fields.items():
+            target = getattr(self.model, name, None)
+            if not isinstance(target, np.ndarray):
+                raise ValueError(f"the model has no array field {name!r}")
+            target[...] = np.asarray(values).reshape(target.shape)
+
+    def add_frame(
+        self,
+        qpos: np.ndarray,
+        qvel: np.ndarray | None = None,
+        markers: Sequence[Marker] = (),
+    ) -> None:
+        """Render the state (qpos (nq,), qvel (nv,), zero if None) of one simulation, with
+        `markers` drawn into the scene."""
         self.data.qpos[:] = qpos
         self.data.qvel[:] = 0.0 if qvel is None else qvel
         mujoco.mj_forward(self.model, self.data)
         self._renderer.update_scene(self.data, self.camera)
+        _draw_markers(self._renderer.scene, markers)
         self.frames.append(self._renderer.render())
 
     def save(self, path: str | os.PathLike[str]) -> int:
@@ -212,18 +277,61 @@ class VideoRecorder:
         self.close()
 
 
-def _make_camera(model: mujoco.MjModel, camera: TrackingCamera | str) -> mujoco.MjvCamera:
+def _make_camera(model: mujoco.MjModel, camera: Camera | None) -> mujoco.MjvCamera:
     cam = mujoco.MjvCamera()
+    if camera is None:
+        mujoco.mjv_defaultFreeCamera(model, cam)
+        return cam
     if isinstance(camera, str):
         cam.type = mujoco.mjtCamera.mjCAMERA_FIXED
         cam.fixedcamid = _name_to_id(model, mujoco.mjtObj.mjOBJ_CAMERA, camera)
         return cam
-    cam.type = mujoco.mjtCamera.mjCAMERA_TRACKING
-    cam.trackbodyid = _name_to_id(model, mujoco.mjtObj.mjOBJ_BODY, camera.body)
+    if isinstance(camera, TrackingCamera):
+        cam.type = mujoco.mjtCamera.mjCAMERA_TRACKING
+        cam.trackbodyid = _name_to_id(model, mujoco.mjtObj.mjOBJ_BODY, camera.body)
+    else:
+        cam.type = mujoco.mjtCamera.mjCAMERA_FREE
+        cam.lookat[:] = camera.lookat
     cam.distance = camera.distance
     cam.azimuth = camera.azimuth_deg
     cam.elevation = camera.elevation_deg
     return cam
+
+
+_IDENTITY = np.eye(3).ravel()
+
+
+def _geom_type(name: str) -> int:
+    try:
+        return int(getattr(mujoco.mjtGeom, f"mjGEOM_{name.upper()}"))
+    except AttributeError:
+        raise ValueError(f"unknown marker geom {name!r}") from None
+
+
+def _draw_markers(scene: mujoco.MjvScene, markers: Sequence[Marker]) -> None:
+    """Append `markers` to a scene that update_scene has filled."""
+    if scene.ngeom + len(markers) > scene.maxgeom:
+        raise ValueError(
+            f"{len(markers)} markers do not fit in the scene ({scene.ngeom} of "
+            f"{scene.maxgeom} geoms used)"
+        )
+    for marker in markers:
+        geom = scene.geoms[scene.ngeom]
+        rgba = np.asarray(marker.rgba, dtype=np.float32)
+        if isinstance(marker, Segment):
+            kind = _geom_type(marker.geom)
+            mujoco.mjv_initGeom(geom, kind, np.zeros(3), np.zeros(3), _IDENTITY, rgba)
+            start = np.asarray(marker.start, dtype=np.float64)
+            end = np.asarray(marker.end, dtype=np.float64)
+            mujoco.mjv_connector(geom, kind, marker.width, start, end)
+        else:
+            size = np.zeros(3)
+            size[: len(marker.size)] = marker.size
+            mat = _IDENTITY if marker.mat is None else np.asarray(marker.mat, dtype=np.float64)
+            pos = np.asarray(marker.pos, dtype=np.float64)
+            mujoco.mjv_initGeom(geom, _geom_type(marker.geom), size, pos, mat, rgba)
+        geom.category = mujoco.mjtCatBit.mjCAT_DECOR
+        scene.ngeom += 1
 
 
 def _name_to_id(model: mujoco.MjModel, kind: mujoco.mjtObj, name: str) -> int:

@@ -156,6 +156,8 @@ def evaluate_policy(
         policy, config = load_policy(path)
     config = with_task_overrides(config, overrides or [], task)
     config = with_calibration(config, calibration, task)
+    if video is not None:
+        check_video(config, task)  # before the evaluation, not after it
     env = make_eval_env(config, episodes or evaluation_episodes(config, task), engine, seed, task)
     if baseline is not None:
         if not hasattr(env, "baseline_policy"):
@@ -168,7 +170,7 @@ def evaluate_policy(
     metrics.update(evaluate(env, policy))
     if video is not None:
         metrics["video"] = str(video)
-        metrics["video_frames"] = record_video(env, policy, video)
+        metrics["video_frames"] = record_video(env, policy, video, metrics["task"])
     if log is not None:
         metrics["log"] = str(record_log(path, policy, config, task, engine, seed, log))
     return metrics
@@ -206,25 +208,54 @@ def record_log(
     )
 
 
-def record_video(env, policy: Policy, path: Path) -> int:
-    """Render the first episode of simulation 0 with MuJoCo's offscreen renderer, through
-    the task's `video_camera` when it has one."""
-    from simreal.sim.render import VideoRecorder, select_gl_backend
-
-    select_gl_backend()
-    if not hasattr(env, "mjcf"):
+def check_video(config: dict[str, Any], task: str | None) -> None:
+    """Refuse --video for what cannot be filmed: a Gymnasium env, a task without a spec."""
+    if config.get("gym"):
         raise ValueError("--video needs a simreal task (MuJoCo scene), not a Gymnasium env")
+    from simreal.tasks.video import video_spec
+
+    video_spec(task or config["task"])
+
+
+def record_video(
+    env, policy: Policy, path: Path, task: str, width: int = 640, height: int = 480
+) -> int:
+    """Render the first episode of simulation 0 with MuJoCo's offscreen renderer, through
+    the task's video spec (tasks/video.py: camera, markers); return the frame count."""
+    from simreal.sim.render import VideoRecorder, select_gl_backend
+    from simreal.tasks.video import video_spec
+
+    spec = video_spec(task)
+    select_gl_backend()
     fps = round(1.0 / env.control_dt)
-    with VideoRecorder(env.mjcf, fps=fps, camera=getattr(env, "video_camera", None)) as recorder:
-        obs, _ = env.reset()
-        recorder.add_frame(env.engine.qpos[0].copy())
-        for _ in range(env.max_episode_steps):
+    camera = spec.camera(env.cfg)
+    with VideoRecorder(env.mjcf, width=width, height=height, fps=fps, camera=camera) as recorder:
+        render_episode(env, policy, recorder, spec, env.max_episode_steps + 1)
+        return recorder.save(path)
+
+
+def render_episode(env, policy: Policy, recorder, spec, max_frames: int) -> None:
+    """Step simulation 0's first episode and render up to `max_frames` frames of it into
+    `recorder` with the markers of `spec` (a VideoSpec), counting them on a bar (stderr):
+    a G1 episode takes minutes to render on a CPU."""
+    from tqdm import tqdm
+
+    obs, _ = env.reset()
+    with tqdm(total=max_frames, desc="rendering", unit="frame", leave=False) as bar:
+        while True:
+            if spec.follow is not None:
+                recorder.set_camera(spec.follow(env, 0))
+            if spec.model_fields:
+                fields = {name: env.engine.model_field(name)[0] for name in spec.model_fields}
+                recorder.set_model_fields(fields)
+            recorder.add_frame(env.engine.qpos[0].copy(), markers=spec.markers(env, 0))
+            bar.update()
+            if len(recorder.frames) >= max_frames:
+                return
             step = env.step(policy(obs))
             if step.terminated[0] or step.truncated[0]:
-                break
+                return
             obs = step.obs
-            recorder.add_frame(env.engine.qpos[0].copy())
-        return recorder.save(path)
 
 
 def export_run(run_dir: Path, out: Path | None = None) -> Path:

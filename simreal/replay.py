@@ -44,9 +44,24 @@ def replay_log(
     if plot is not None:
         result["plot"] = str(plot_rollout(rollout, plot, resimulation))
     if video is not None:
-        result["video_frames"] = render_video(rollout, video)
+        result["video_frames"] = render_video(rollout, video, replay_camera(rollout.meta))
         result["video"] = str(video)
     return result
+
+
+def replay_camera(meta):
+    """The logged task's video camera (tasks/video.py) under the logged task config; None
+    (frame the whole model) for a log of no registered task or one without a spec."""
+    from simreal.config import from_plain
+    from simreal.tasks import TASKS
+    from simreal.tasks.video import VIDEO_SPECS
+
+    if meta.task not in TASKS or meta.task not in VIDEO_SPECS:
+        return None
+    spec = TASKS[meta.task]
+    plain = meta.task_config
+    cfg = from_plain(spec.config_cls, plain, "task.") if plain else spec.config_cls()
+    return VIDEO_SPECS[meta.task].camera(cfg)
 
 
 def _resim_task(rollout, log: Path, engine: str | None, calibration: Path | None, result: dict):

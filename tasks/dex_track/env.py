@@ -28,7 +28,6 @@ import numpy as np
 
 from simreal.robots.allegro import FINGERTIP_SITES, JOINT_NAMES, joint_limits, servo
 from simreal.sim.engine import sensor_view
-from simreal.sim.render import TrackingCamera
 from simreal.tasks.dex_track import objects as ob
 from simreal.tasks.dex_track import rewards
 from simreal.tasks.dex_track.config import DexTrackConfig
@@ -85,7 +84,6 @@ def load_references(cfg: DexTrackConfig) -> tuple[StackedReferences, list]:
 
 class DexTrackEnv(TaskEnv):
     robot = "allegro"
-    video_camera = TrackingCamera(body="object", distance=0.6, azimuth_deg=150.0)
     action_groups: ClassVar[dict[str, tuple[int, ...]]] = ACTION_GROUPS
     critic_observation_layout: tuple[tuple[str, int], ...]
 

@@ -38,7 +38,6 @@ from simreal.robots.g1 import (
     build_mjcf,
 )
 from simreal.robots.g1.overlay import Overlay
-from simreal.sim.render import TrackingCamera
 from simreal.tasks.env import RewardTerm, TaskEnv
 from simreal.tasks.g1_force import rewards
 from simreal.tasks.g1_force.config import G1Config, G1ForceConfig
@@ -85,8 +84,6 @@ class G1Env(TaskEnv):
     scene (`scene_mjcf`)."""
 
     robot = "g1"
-    video_camera = TrackingCamera(body="pelvis", distance=3.5, azimuth_deg=120.0)
-    """`simreal eval --video` follows the pelvis from 3.5 m."""
     observation_layout = POLICY_OBSERVATION
     critic_observation_layout = POLICY_OBSERVATION + PRIVILEGED_OBSERVATION
     action_groups: ClassVar[dict[str, tuple[int, ...]]] = ACTION_GROUPS
