@@ -60,7 +60,8 @@ def validate(cfg: Any, where: str = "") -> None:
 
 
 def apply_overrides(cfg: Any, overrides: list[str], where: str = "") -> Any:
-    """Return a copy of `cfg` with `a.b=value` overrides (values parsed as YAML)."""
+    """Return a copy of `cfg` with `a.b=value` overrides (values parsed as YAML; an empty
+    value is the empty string, as a shell user means by `a.b=`, where YAML reads null)."""
     plain = to_plain(cfg)
     for item in overrides:
         key, sep, raw = item.partition("=")
@@ -78,7 +79,7 @@ def apply_overrides(cfg: Any, overrides: list[str], where: str = "") -> Any:
             raise ConfigError(
                 f"--set {key}: no field {parts[-1]!r} in {where.rstrip('.') or type(cfg).__name__} config"
             )
-        node[parts[-1]] = yaml.safe_load(raw)
+        node[parts[-1]] = yaml.safe_load(raw) if raw.strip() else ""
     return from_plain(type(cfg), plain, where)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -76,22 +77,19 @@ def make_eval_env(config: dict[str, Any], num_envs: int, engine: str, seed: int,
     )
 
 
-DEFAULT_EPISODES = 10
+def episode_budget(config: dict[str, Any], task: str | None):
+    """The evaluated task's EpisodeBudget (tasks/episodes.py) under the run's config."""
+    from simreal.tasks.episodes import DEFAULT_EPISODES, EpisodeBudget
+    from simreal.tasks.episodes import episode_budget as task_budget
 
-
-def evaluation_episodes(config: dict[str, Any], task: str | None) -> int:
-    """Episodes when none are asked for: the task's whole evaluation set when it has one
-    (its env class's `evaluation_episodes(cfg)`), else DEFAULT_EPISODES."""
     if config.get("gym"):
-        return DEFAULT_EPISODES
+        return EpisodeBudget(DEFAULT_EPISODES, 0, "")
     from simreal.tasks import get_task
 
     spec = get_task(task or config["task"])
-    count = getattr(spec.env_cls, "evaluation_episodes", None)
-    if count is None:
-        return DEFAULT_EPISODES
     plain = config.get("task_config") if spec.name == config["task"] else None
-    return count(from_plain(spec.config_cls, plain, "task.") if plain else spec.config_cls())
+    cfg = from_plain(spec.config_cls, plain, "task.") if plain else spec.config_cls()
+    return task_budget(spec.name, cfg)
 
 
 def with_task_overrides(config: dict[str, Any], overrides: list[str], task: str | None):
@@ -158,7 +156,14 @@ def evaluate_policy(
     config = with_calibration(config, calibration, task)
     if video is not None:
         check_video(config, task)  # before the evaluation, not after it
-    env = make_eval_env(config, episodes or evaluation_episodes(config, task), engine, seed, task)
+    from simreal.tasks.episodes import shortfall_warning
+
+    budget = episode_budget(config, task)
+    episodes = episodes or budget.default
+    warning = shortfall_warning(task or config["task"], episodes, budget)
+    if warning:
+        print(f"warning: {warning}", file=sys.stderr)
+    env = make_eval_env(config, episodes, engine, seed, task)
     if baseline is not None:
         if not hasattr(env, "baseline_policy"):
             raise ValueError(f"eval {path}: task {task!r} has no baselines")
@@ -168,6 +173,8 @@ def evaluate_policy(
     if cal:
         metrics["calibration"] = cal
     metrics.update(evaluate(env, policy))
+    if warning:
+        metrics["warning"] = warning
     if video is not None:
         metrics["video"] = str(video)
         metrics["video_frames"] = record_video(env, policy, video, metrics["task"])

@@ -26,6 +26,7 @@ from simreal.tasks.dex_track.references import (
     resample_reference,
     save_reference,
 )
+from simreal.tasks.episodes import episode_budget
 
 RATE = 20.0
 FRAMES = 64
@@ -197,7 +198,7 @@ def test_metrics_on_a_constructed_case():
 
 def test_evaluation_runs_every_held_out_reference_with_fixed_physics():
     cfg = DexTrackConfig(heldout_references=6, evaluation=True)
-    assert DexTrackEnv.evaluation_episodes(cfg) == 6
+    assert episode_budget("dex-track", cfg).default == 6
     env = DexTrackEnv(cfg, num_envs=6, seed=0, num_threads=1)
     env.reset()
     assert sorted(env.ref_id.tolist()) == list(range(env.refs.count))

@@ -117,6 +117,12 @@ def load_split(
     """Every reference of `split` in a dataset directory, each checked for feasibility
     (interpenetration; users' files have no known grasp frame); infeasible ones are
     returned apart, not loaded."""
+    if not Path(directory).is_dir():
+        raise FileNotFoundError(
+            f"task.references={str(directory)!r}: no such dataset directory; write one with "
+            f"`simreal dex references --out {directory}`, or set task.references= (empty) to "
+            "generate the references in-process from task.reference_seed"
+        )
     files = sorted((Path(directory) / split).glob("*.npz"))
     if not files:
         raise FileNotFoundError(f"{directory}/{split}: no .npz reference files")

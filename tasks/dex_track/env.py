@@ -21,6 +21,8 @@ Errors are accumulated every control step against the reference frame reached.
 
 from __future__ import annotations
 
+import dataclasses
+import sys
 from pathlib import Path
 from typing import ClassVar
 
@@ -61,8 +63,22 @@ OBJECT_QVEL = slice(22, 28)
 
 
 def load_references(cfg: DexTrackConfig) -> tuple[StackedReferences, list]:
-    """The task's references (held-out ones when evaluating), stacked; and the rejected."""
+    """The task's references (held-out ones when evaluating), stacked; and the rejected.
+
+    An evaluation whose dataset directory is absent (a run's config names its own
+    `runs/...`, absent from a fresh clone) generates the held-out split in-process from
+    reference_seed instead: `simreal dex references` writes the same references from the
+    same seed and counts."""
     split = "heldout" if cfg.evaluation else "train"
+    if cfg.references and cfg.evaluation and not Path(cfg.references).is_dir():
+        print(
+            f"dex-track: task.references={cfg.references!r} is absent; generating the "
+            f"{cfg.heldout_references} held-out references in-process from reference_seed="
+            f"{cfg.reference_seed} (as `simreal dex references --seed {cfg.reference_seed} "
+            f"--heldout-count {cfg.heldout_references}` writes them)",
+            file=sys.stderr,
+        )
+        cfg = dataclasses.replace(cfg, references="")
     if cfg.references:
         refs, rejected = load_split(
             cfg.references, split, cfg.rate_hz, cfg.episode_frames, cfg.resample
@@ -336,14 +352,6 @@ class DexTrackEnv(TaskEnv):
         groups["success_rate_trained_types"] = ~held
         out.update({k: float(success[g].mean()) for k, g in groups.items() if g.any()})
         return out
-
-    @staticmethod
-    def evaluation_episodes(cfg: DexTrackConfig) -> int:
-        """Simulations `simreal eval` needs to run every held-out reference once (before
-        infeasible ones are dropped, so possibly a few more than references)."""
-        if cfg.references:
-            return len(list((Path(cfg.references) / "heldout").glob("*.npz")))
-        return cfg.heldout_references
 
     def reset_state(self, ids: np.ndarray) -> None:
         c, n = self.cfg, ids.size

@@ -1,0 +1,63 @@
+"""`simreal eval` episode counts: per-task defaults, warnings below what a headline metric
+needs, and `episodes` counted as asked (simulations, not a swarm's drones)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from simreal import evaluation
+from simreal.tasks import TASKS
+from simreal.tasks.episodes import BUDGETS, episode_budget, shortfall_warning
+from simreal.tasks.g1_pull import G1PullConfig
+from simreal.tasks.lane_keep import LaneKeepConfig
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_every_registered_task_has_an_episode_budget():
+    assert set(BUDGETS) == set(TASKS)
+    for name, spec in TASKS.items():
+        budget = episode_budget(name, spec.config_cls())
+        assert budget.default >= budget.needed >= 1, name
+
+
+def test_g1_pull_needs_its_whole_cart_ladder_and_says_so():
+    budget = episode_budget("g1-pull", G1PullConfig())
+    assert budget.needed == 40  # 300 N in 15 N rungs, per direction
+    warning = shortfall_warning("g1-pull", 2, budget)
+    assert "2 episodes are fewer than the 40" in warning
+    assert shortfall_warning("g1-pull", 40, budget) is None
+
+
+def test_lane_keep_needs_its_road_set():
+    cfg = LaneKeepConfig(eval_roads=7)
+    assert episode_budget("lane-keep", cfg).needed == 7
+
+
+def test_short_g1_pull_evaluation_warns_in_the_report(capsys):
+    metrics = evaluation.evaluate_policy(
+        REPO / "results/g1/pull-run-5/policy.onnx",
+        episodes=2,
+        overrides=["task.eval_episode_s=3.2"],
+    )
+    assert metrics["episodes"] == 2
+    assert "fewer than the 40" in metrics["warning"]
+    assert "warning: g1-pull: 2 episodes" in capsys.readouterr().err
+
+
+def test_swarm_episodes_count_simulations_and_agent_episodes_drones():
+    metrics = evaluation.evaluate_policy(
+        REPO / "results/quad-swarm/policy.onnx",
+        episodes=2,
+        overrides=["task.num_drones=3", "task.episode_s=0.5"],
+    )
+    assert metrics["episodes"] == 2
+    assert metrics["agent_episodes"] == 6
+
+
+@pytest.mark.parametrize("name", ["quad-hover", "quad-track"])
+def test_deterministic_quadrotor_evaluations_run_one_episode_by_default(name):
+    config = {"task": name, "gym": False, "task_config": None}
+    assert evaluation.episode_budget(config, None).default == 1
