@@ -57,7 +57,8 @@ def _tracking(rollout: Rollout) -> tuple[str, float] | None:
 def plot_rollout(
     rollout: Rollout, path: str | os.PathLike[str], resim: Resimulation | None = None
 ) -> Path:
-    """Write a PNG: commanded vs measured per joint, base position, actions, IMU rates, timing.
+    """Write a PNG: the task's signals (one panel per unit), commanded vs measured per
+    joint, base position, actions, IMU rates, timing.
 
     Joint panels show the measured field the command sets, in the command's unit
     (a drone's rotor speed in RPM). With `resim`, the re-simulated trajectory is dashed.
@@ -69,13 +70,20 @@ def plot_rollout(
     names = meta.joint_names
     cols = 4
     joint_rows = math.ceil(len(names) / cols)
-    fig = Figure(figsize=(14, 2.4 * joint_rows + 6.5), layout="constrained")
+    units = signal_units(meta.signal_names) if "task_signals" in rollout.series else []
+    signal_rows = math.ceil(len(units) / 2)
+    height = 2.4 * joint_rows + 3.25 * (2 + signal_rows)
+    fig = Figure(figsize=(14, height), layout="constrained")
     FigureCanvasAgg(fig)
-    grid = fig.add_gridspec(joint_rows + 2, cols)
+    grid = fig.add_gridspec(joint_rows + signal_rows + 2, cols)
     fig.suptitle(f"{meta.task or meta.robot} ({meta.source}): {rollout.path.name}")
-    _joint_panels(fig, grid, rollout, resim, cols)
-    lower = joint_rows
-    panels = [
+    panels = []
+    for i, unit in enumerate(units):  # the task's key quantities first, under the title
+        ax = fig.add_subplot(grid[i // 2, 2 * (i % 2) : 2 * (i % 2) + 2])
+        panels.append((ax, f"{meta.task}: {UNITS.get(unit, unit)}", _task_signals, unit))
+    _joint_panels(fig, grid, rollout, resim, cols, first_row=signal_rows)
+    lower = signal_rows + joint_rows
+    panels += [
         (fig.add_subplot(grid[lower, :2]), "base position (m)", _base_position, resim),
         (fig.add_subplot(grid[lower, 2:]), "policy action", _actions, None),
         (fig.add_subplot(grid[lower + 1, :2]), "IMU angular velocity (rad/s)", _imu, None),
@@ -98,12 +106,34 @@ def plot_rollout(
     return path
 
 
-def _joint_panels(fig, grid, rollout: Rollout, resim: Resimulation | None, cols: int) -> None:
+UNITS = {"n": "force (N)", "m": "distance (m)", "deg": "angle (deg)", "mps": "speed (m/s)"}
+"""Panel titles of the unit suffixes that end task signal names (tasks/signals.py)."""
+
+
+def signal_units(names: tuple[str, ...]) -> list[str]:
+    """The unit suffixes of task signal names (`handle_force_n` -> `n`), in first-seen
+    order: one panel each."""
+    return list(dict.fromkeys(name.rsplit("_", 1)[-1] for name in names))
+
+
+def _task_signals(ax, rollout: Rollout, unit: str) -> bool:
+    series = rollout.series.get("task_signals")
+    if series is None:
+        return False
+    for i, name in enumerate(rollout.meta.signal_names):
+        if name.rsplit("_", 1)[-1] == unit:
+            ax.plot(series.t, series.values[:, i], lw=1, label=name)
+    return True
+
+
+def _joint_panels(
+    fig, grid, rollout: Rollout, resim: Resimulation | None, cols: int, first_row: int = 0
+) -> None:
     tracking = _tracking(rollout)
     field, _ = rollout.meta.command_tracks
     unit = rollout.meta.command_fields[0] if rollout.meta.command_fields else ""
     for j, name in enumerate(rollout.meta.joint_names):
-        ax = fig.add_subplot(grid[j // cols, j % cols])
+        ax = fig.add_subplot(grid[first_row + j // cols, j % cols])
         ax.set_title(f"{name}: {field} ({unit})", fontsize=9)
         ax.grid(alpha=0.3)
         if "command" in rollout.series:

@@ -32,6 +32,7 @@ META = LogMeta(
     command_tracks=("velocity", 2 * np.pi / 60),
     observation_names=OBS_LAYOUT,
     action_names=JOINTS,
+    signal_names=("position_error_m",),
     task="quad-hover",
     start_time_ns=1_700_000_000_000_000_000,
 )
@@ -62,6 +63,7 @@ def write_steps(log: RolloutLog, steps: int) -> None:
         log.observation(t, observation(k))
         log.action(t, np.full(4, 0.01 * k, dtype=np.float32))
         log.command(t, command(k))
+        log.task_signals(t, [0.5 - 0.05 * k])
         log.loop_timing(t, DT, 2e-5 + 1e-6 * k)
 
 
@@ -181,6 +183,7 @@ def test_read_rollout_round_trip(bag):
     assert s["imu_linear_acceleration"].values[1, 2] == 9.81 + 1
     assert s["base_position"].values[5].tolist() == [0.0, 0.05, 0.1 + 0.1]
     assert s["loop_timing"].values.shape == (STEPS, 2)
+    np.testing.assert_allclose(s["task_signals"].values[:, 0], 0.5 - 0.05 * np.arange(STEPS))
 
 
 def test_a_failing_rollout_still_leaves_a_readable_bag(tmp_path):

@@ -92,6 +92,7 @@ ROWS = {
     "/policy/action": lambda m: {"action": _multi_array(m)},
     "/lowcmd": lambda m: {"command": _multi_array(m)},
     "/loop_timing": lambda m: {"loop_timing": _multi_array(m)},
+    "/task_signals": lambda m: {"task_signals": _multi_array(m)},
 }
 """Topic -> the series rows one decoded message contributes (empty lists are skipped)."""
 

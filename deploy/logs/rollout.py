@@ -18,6 +18,7 @@ Topics (each declared on its first message):
 | `/policy/action` | std_msgs/msg/Float32MultiArray | the policy output before clipping and scaling; dim label the action names |
 | `/lowcmd` | std_msgs/msg/Float64MultiArray | the low-level command sent, shape (joints, fields): dim 0 label the joint names, dim 1 label the command fields (a drone: `rpm`; the G1: `q,dq,kp,kd,tau`). Float64 so that open-loop replay reproduces a simulated rollout exactly |
 | `/wrench` | geometry_msgs/msg/WrenchStamped | frame `world`: external force and torque on the base at its centre of mass, where known |
+| `/task_signals` | std_msgs/msg/Float32MultiArray | the task's key quantities (`simreal.tasks.signals`, simulation only); dim label their names, each ending in its unit |
 | `/loop_timing` | std_msgs/msg/Float32MultiArray | `period_s,compute_s`: time since the previous control step (log time base) and wall time spent computing this one |
 
 Multi-array dim labels list the names along the dim, comma-separated, `name:size` where
@@ -56,6 +57,7 @@ TOPICS: dict[str, tuple[str, Qos]] = {
     "/lowcmd": ("std_msgs/msg/Float64MultiArray", STREAM),
     "/wrench": ("geometry_msgs/msg/WrenchStamped", STREAM),
     "/loop_timing": ("std_msgs/msg/Float32MultiArray", STREAM),
+    "/task_signals": ("std_msgs/msg/Float32MultiArray", STREAM),
 }
 
 
@@ -74,6 +76,8 @@ class LogMeta:
     unit: a drone's RPM command sets rotor velocity at 2 pi / 60 rad/s per RPM."""
     observation_names: tuple[tuple[str, int], ...] = ()
     action_names: tuple[str, ...] = ()
+    signal_names: tuple[str, ...] = ()
+    """Entries of /task_signals, in order."""
     task: str = ""
     task_config: dict[str, Any] | None = None
     """The task's config as plain data, enough to rebuild the simulated scene."""
@@ -104,7 +108,8 @@ class LogMeta:
             )
         names = {f.name for f in dataclasses.fields(cls)}
         data = {k: v for k, v in data.items() if k in names}
-        for key in ("joint_names", "command_fields", "command_tracks", "action_names"):
+        tuples = ("joint_names", "command_fields", "command_tracks", "action_names", "signal_names")
+        for key in tuples:
             if key in data:
                 data[key] = tuple(data[key])
         if "observation_names" in data:
@@ -192,6 +197,14 @@ class RolloutLog:
             )
         dims = [msg.labels(self.meta.joint_names), msg.labels(fields)]
         self._write("/lowcmd", encode.multi_array(command, dims, "<f8"), t)
+
+    def task_signals(self, t: float, values) -> None:
+        """The task's signals (meta.signal_names, in order) at time `t`."""
+        values = np.ravel(values)
+        names = self.meta.signal_names
+        if values.size != len(names):
+            raise ValueError(f"task signals: {values.size} values for {len(names)} names")
+        self._write("/task_signals", encode.multi_array(values, [msg.labels(names)], "<f4"), t)
 
     def loop_timing(self, t: float, period_s: float, compute_s: float) -> None:
         self._write(

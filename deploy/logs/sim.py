@@ -24,6 +24,7 @@ from simreal.deploy.logs.rollout import LogMeta, RolloutLog
 from simreal.sim import EngineError
 from simreal.tasks import TaskEnv
 from simreal.tasks.rotations import quat_to_matrix
+from simreal.tasks.signals import task_signals
 
 Policy = Callable[[np.ndarray], np.ndarray]
 
@@ -102,17 +103,22 @@ def record_episode(
 
     Per control step k at t = k * control_dt: the state, the observation, the policy's
     action, the low-level command it maps to (the simulated actuation latency, zero in
-    evaluation, delays it further) and the loop timing (period control_dt, compute the
-    policy's wall time). The state the last command leads to is not logged: the episode
+    evaluation, delays it further), the task's signals (`meta_fields["task"]`'s, see
+    tasks/signals.py) and the loop timing (period control_dt, compute the policy's wall
+    time). The state the last command leads to is not logged: the episode
     has ended and the environment has reset it.
     """
     probe = SimProbe(env)
     obs, _ = env.reset()
     dt = env.control_dt
-    with RolloutLog(path, sim_log_meta(env, **meta_fields)) as log:
+    signals = task_signals(meta_fields.get("task", ""))
+    meta = sim_log_meta(env, signal_names=tuple(s.name for s in signals), **meta_fields)
+    with RolloutLog(path, meta) as log:
         for k in range(env.max_episode_steps):
             t = k * dt
             probe.log_state(log, t)
+            if signals:
+                log.task_signals(t, [s.read(env)[0] for s in signals])
             start = time.perf_counter()
             action = policy(obs)
             compute_s = time.perf_counter() - start
