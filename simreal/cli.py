@@ -156,8 +156,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--episodes",
         type=int,
-        help="episodes side by side (default 10; a task with a fixed evaluation set, such as "
-        "dex-track's held-out references, runs all of it)",
+        help="episodes side by side (default: as many as the task's headline metric needs, "
+        "e.g. g1-pull's 40-cart ladder, lane-keep's 100 roads, dex-track's held-out "
+        "references; fewer warn; a swarm's episode is one simulation of all its drones)",
     )
     s.add_argument("--engine", default="mjbatch", choices=ENGINES, help="simulation engine")
     s.add_argument(
@@ -167,7 +168,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="the evaluation's random draws; a fixed protocol (g1-pull's grid of carts, "
         "no randomization) gives the same numbers for every seed",
     )
-    s.add_argument("--video", type=Path, help="write an MP4 of the first episode")
+    s.add_argument(
+        "--video",
+        type=Path,
+        help="write an MP4 of the first episode, through the task's camera with its "
+        "targets and references drawn (tasks/video.py)",
+    )
     s.add_argument(
         "--log",
         type=Path,
