@@ -45,6 +45,9 @@ SIGNALS: dict[str, tuple[Signal, ...]] = {
         Signal("pull_resistance_n", lambda env: env.resistance),
         Signal("cart_travel_m", _pull_travel),
         Signal("pelvis_travel_m", lambda env: env.direction * env.engine.qpos[:, 0] - env.start_x),
+        # Along the rails (world x): the walking command against the pelvis's velocity.
+        Signal("commanded_velocity_x_mps", lambda env: env.command[:, 0]),
+        Signal("pelvis_velocity_x_mps", lambda env: env.engine.qvel[:, 0]),
     ),
     "dex-track": (
         Signal("object_pos_error_m", lambda env: env.tracking_errors()["object_pos"]),

@@ -49,6 +49,6 @@ def test_g1_pull_log_carries_handle_force_and_cart_travel_and_the_plot_draws_the
     travel = values[:, names.index("cart_travel_m")]
     assert force.max() > 50.0, "the robot never pulled on the rope"
     assert abs(travel[-1]) > 0.01, "the cart never moved"
-    assert signal_units(names) == ["n", "m"]
+    assert signal_units(names) == ["n", "m", "mps"]
     plot = plot_rollout(rollout, tmp_path / "pull.png")
     assert plot.stat().st_size > 10_000
