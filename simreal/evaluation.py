@@ -237,7 +237,7 @@ def record_video(
     fps = round(1.0 / env.control_dt)
     camera = spec.camera(env.cfg)
     with VideoRecorder(env.mjcf, width=width, height=height, fps=fps, camera=camera) as recorder:
-        render_episode(env, policy, recorder, spec, env.max_episode_steps + 1)
+        render_episode(env, policy, recorder, spec, env.max_episode_steps)
         return recorder.save(path)
 
 

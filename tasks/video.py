@@ -103,7 +103,7 @@ def g1_camera(cfg: Any) -> Camera:
 def g1_pull_camera(cfg: Any) -> Camera:
     """From the side, far enough for the robot, the rope (a tendon the model draws) and
     the cart on its rails ahead of or behind it."""
-    return TrackingCamera(body="pelvis", distance=4.5, azimuth_deg=100.0, elevation_deg=-15.0)
+    return TrackingCamera(body="pelvis", distance=3.8, azimuth_deg=100.0, elevation_deg=-12.0)
 
 
 def dex_track_camera(cfg: Any) -> Camera:
