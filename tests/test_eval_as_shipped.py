@@ -16,10 +16,7 @@ SLOW = {"dex-track"}
 """Generating dex-track's 64 held-out references takes about 20 s."""
 COMMITTED = [
     pytest.param(path, marks=[pytest.mark.slow] if path.parent.name in SLOW else [])
-    for path in [
-        *sorted(REPO.glob("results/*/policy.onnx")),
-        REPO / "results/g1/pull-run-5/policy.onnx",
-    ]
+    for path in sorted(REPO.glob("results/*/policy.onnx"))
 ]
 
 

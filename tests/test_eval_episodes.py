@@ -38,7 +38,7 @@ def test_lane_keep_needs_its_road_set():
 
 def test_short_g1_pull_evaluation_warns_in_the_report(capsys):
     metrics = evaluation.evaluate_policy(
-        REPO / "results/g1/pull-run-5/policy.onnx",
+        REPO / "results/g1-pull/policy.onnx",
         episodes=2,
         overrides=["task.eval_episode_s=3.2"],
     )

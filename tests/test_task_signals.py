@@ -35,7 +35,7 @@ def test_signals_read_one_finite_value_per_simulation(name):
 def test_g1_pull_log_carries_handle_force_and_cart_travel_and_the_plot_draws_them(tmp_path):
     log = tmp_path / "pull"
     evaluation.evaluate_policy(
-        REPO / "results/g1/pull-run-5/policy.onnx",
+        REPO / "results/g1-pull/policy.onnx",
         episodes=2,
         log=log,
         overrides=["task.eval_episode_s=3.2"],
