@@ -22,6 +22,7 @@ from simreal.robots.g1 import (
     build_urdf,
     describe,
 )
+from simreal.robots.g1.mjcf import self_collision_excludes
 
 TOTAL_MASS = 33.34
 SIDES = ("left", "right")
@@ -287,3 +288,79 @@ def test_describe_lists_the_joints_in_hardware_order():
     rows = describe().splitlines()[-29:]
     assert [row.split()[1] for row in rows] == list(SDK_ORDER)
     assert rows[3].split()[-1] == "0.669"  # left knee default
+
+
+def _robot_contacts(model: mujoco.MjModel, data: mujoco.MjData) -> list[tuple[str, str]]:
+    """Body pairs of the robot touching each other (floor contacts left out)."""
+    floor = model.geom("floor").id
+    return [
+        (model.body(model.geom_bodyid[c.geom1]).name, model.body(model.geom_bodyid[c.geom2]).name)
+        for c in data.contact[: data.ncon]
+        if floor not in (c.geom1, c.geom2)
+    ]
+
+
+def test_self_collision_is_on_with_a_short_rule_based_exclude_list(model):
+    excludes = self_collision_excludes()
+    assert len(excludes) == len(set(excludes)) <= 40
+    # every exclusion is a kinematic neighbour pair or a pair touching at the default pose
+    for a, b in excludes:
+        assert model.body(a).id and model.body(b).id
+    assert ("pelvis", "torso_link") in excludes
+    # the hands, arms and legs are NOT excluded from the body they could pass through
+    for pair in (
+        ("left_rubber_hand", "torso_link"),
+        ("pelvis", "right_rubber_hand"),
+        ("left_elbow_link", "torso_link"),
+        ("left_knee_link", "right_knee_link"),
+    ):
+        assert tuple(sorted(pair)) not in excludes
+    assert model.nexclude == len(excludes)
+
+
+def test_no_robot_contact_at_the_default_pose(model):
+    data = standing_data(model)
+    assert _robot_contacts(model, data) == []
+
+
+def test_an_arm_through_the_torso_is_a_contact(model):
+    """Left shoulder rolled in and elbow folded: the forearm and hand sweep into the
+    chest. With self-collision that is a contact the solver pushes apart; without it the
+    limb passes through unseen."""
+    data = standing_data(model)
+    qpos = data.qpos.copy()
+    for name, angle in (
+        ("left_shoulder_pitch_joint", -1.2),
+        ("left_shoulder_roll_joint", -1.2),
+        ("left_elbow_joint", 1.4),
+    ):
+        qpos[model.jnt_qposadr[model.joint(name).id]] = angle
+    data.qpos[:] = qpos
+    mujoco.mj_forward(model, data)
+    contacts = _robot_contacts(model, data)
+    assert any("torso_link" in pair and any("left" in b for b in pair) for pair in contacts), (
+        contacts
+    )
+    ideal = mujoco.MjModel.from_xml_string(build_mjcf(self_collision=False))
+    ideal_data = mujoco.MjData(ideal)
+    ideal_data.qpos[:] = qpos
+    mujoco.mj_forward(ideal, ideal_data)
+    assert _robot_contacts(ideal, ideal_data) == []
+
+
+def test_self_penetration_measures_the_deepest_robot_contact(model):
+    from simreal.robots.g1.contacts import SelfPenetration
+
+    measure = SelfPenetration(model)
+    data = standing_data(model)
+    standing = data.qpos.copy()
+    folded = standing.copy()
+    for name, angle in (
+        ("left_shoulder_pitch_joint", -1.2),
+        ("left_shoulder_roll_joint", -1.2),
+        ("left_elbow_joint", 1.4),
+    ):
+        folded[model.jnt_qposadr[model.joint(name).id]] = angle
+    depth = measure(np.stack([standing, folded]))
+    assert depth[0] == 0.0  # feet on the floor do not count
+    assert 0.005 < depth[1] < 0.2

@@ -1,9 +1,17 @@
 """Build the G1's MuJoCo model from its tables.
 
-Collision bits: the soles carry contype 1, every other robot geom contype 2, and the
-robot's conaffinity is 0, so it never collides with itself. A scene geom touches the
-soles when its conaffinity includes 1 and the rest of the body when it includes 2; the
-floor's conaffinity is 1 (soles only), or 3 with `body_floor_contact`.
+Collision bits: the soles carry contype 1, every other robot geom contype 2. A scene
+geom touches the soles when its conaffinity includes 1 and the rest of the body when it
+includes 2; the floor's conaffinity is 1 (soles only), or 3 with `body_floor_contact`.
+
+Self-collision (on by default): every robot geom also has conaffinity 2, so limbs, hands
+and feet collide with the body and with each other as the real robot's shells do; an
+arm cannot pass through the torso to hold a load. Excluded, by one rule
+(`self_collision_excludes`): each link with its nearest ancestor that has shapes (the
+joint between them keeps them apart on the robot, while the primitives, which round the
+motor housings, overlap at the joint), and pairs already in contact at the default pose.
+With it off (`self_collision=False`) the robot's conaffinity is 0: the idealized body of
+earlier results, kept to reproduce them.
 
 Each joint is a MuJoCo position actuator with the joint's kp and kd (the damping term
 is integrated implicitly by implicitfast), its force clipped at the torque limit, its
@@ -12,6 +20,7 @@ control the PD target in rad.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 
 from simreal.robots.g1.actuators import ACTUATORS
@@ -21,6 +30,7 @@ from simreal.robots.g1.joints import (
     FRAMES,
     JOINT_NAMES,
     JOINTS,
+    LINK_MOUNTS,
     ROOT_LINK,
     JointSpec,
     children_of,
@@ -125,17 +135,51 @@ def _sensors() -> str:
 INTEGRATORS = ("implicitfast", "Euler", "RK4", "implicit")
 
 
+def _shaped_ancestor(link: str, parent_of: dict[str, str]) -> str | None:
+    """The nearest ancestor of `link` that carries collision shapes (None at the root)."""
+    parent = parent_of.get(link)
+    while parent is not None and parent not in SHAPES:
+        parent = parent_of.get(parent)
+    return parent
+
+
+@functools.cache
+def self_collision_excludes() -> tuple[tuple[str, str], ...]:
+    """Body pairs that never collide with each other, sorted: each shaped link with its
+    nearest shaped ancestor, and the pairs touching at the default pose (computed here
+    from the model itself, so the list follows the shapes when they change)."""
+    import mujoco
+
+    parent_of = {spec.child: spec.parent for spec in (*LINK_MOUNTS, *JOINTS.values())}
+    pairs = set()
+    for link in SHAPES:
+        ancestor = _shaped_ancestor(link, parent_of)
+        if ancestor is not None:
+            pairs.add(tuple(sorted((link, ancestor))))
+    model = mujoco.MjModel.from_xml_string(_build(excludes=(), self_collision=True, floor=False))
+    data = mujoco.MjData(model)
+    mujoco.mj_resetDataKeyframe(model, data, model.key("stand").id)
+    data.qpos[2] += 1.0  # clear of everything but itself
+    mujoco.mj_forward(model, data)
+    for contact in data.contact[: data.ncon]:
+        a, b = (model.body(model.geom_bodyid[g]).name for g in (contact.geom1, contact.geom2))
+        pairs.add(tuple(sorted((a, b))))
+    return tuple(sorted(pairs))
+
+
 def build_mjcf(
     physics_dt: float = 0.005,
     floor: bool = True,
     body_floor_contact: bool = False,
     visual_geoms: bool = True,
     integrator: str = "implicitfast",
+    self_collision: bool = True,
 ) -> str:
     """Return an MJCF string: the G1 on a free joint named `pelvis`, over a floor.
 
     `integrator` is MuJoCo's (implicitfast by default; Euler, RK4 or implicit for a
     sim-to-sim check of a policy against a different integration scheme).
+    `self_collision`: the robot's geoms collide with each other (module docstring).
 
     The keyframe `stand` holds DEFAULT_JOINT_POS (as qpos and as the PD targets) with
     the soles resting on the floor. Visual geoms (group 2) repeat the collision
@@ -144,6 +188,26 @@ def build_mjcf(
     """
     if integrator not in INTEGRATORS:
         raise ValueError(f"integrator {integrator!r}: choose one of {INTEGRATORS}")
+    excludes = self_collision_excludes() if self_collision else ()
+    return _build(
+        physics_dt, floor, body_floor_contact, visual_geoms, integrator, self_collision, excludes
+    )
+
+
+def _build(
+    physics_dt: float = 0.005,
+    floor: bool = True,
+    body_floor_contact: bool = False,
+    visual_geoms: bool = True,
+    integrator: str = "implicitfast",
+    self_collision: bool = True,
+    excludes: tuple[tuple[str, str], ...] = (),
+) -> str:
+    robot_affinity = 2 if self_collision else 0
+    # Body contacts as stiff as the 5 ms step allows (time constant 2 dt, impedance
+    # 0.95-0.99): at MuJoCo's defaults a pulling arm sank 19 mm into the torso.
+    stiff = ' solref="0.01 1" solimp="0.95 0.99 0.001"' if self_collision else ""
+    exclude_xml = "\n".join(f'    <exclude body1="{a}" body2="{b}"/>' for a, b in excludes)
     height = standing_height(DEFAULT_JOINT_POS)
     floor_affinity = 3 if body_floor_contact else 1
     floor_xml = (
@@ -164,10 +228,10 @@ def build_mjcf(
       <geom contype="0" conaffinity="0" group="2" rgba="0.7 0.7 0.72 1"/>
     </default>
     <default class="collision">
-      <geom contype="2" conaffinity="0" group="3" rgba="0.9 0.5 0.2 0.4"/>
+      <geom contype="2" conaffinity="{robot_affinity}" group="3"{stiff} rgba="0.9 0.5 0.2 0.4"/>
     </default>
     <default class="sole">
-      <geom contype="1" conaffinity="0" group="3" condim="3" friction="1 0.005 0.0001" rgba="0.2 0.2 0.2 1"/>
+      <geom contype="1" conaffinity="{robot_affinity}" group="3" condim="3" friction="1 0.005 0.0001" rgba="0.2 0.2 0.2 1"/>
     </default>
     <site group="4" size="0.01" rgba="1 0 0 1"/>
   </default>
@@ -176,6 +240,9 @@ def build_mjcf(
 {floor_xml}
 {robot}
   </worldbody>
+  <contact>
+{exclude_xml}
+  </contact>
   <actuator>
 {_actuators()}
   </actuator>
