@@ -1,7 +1,8 @@
 """A fingerprint of every task's dynamics, observations and rewards, to prove a refactor
 changes no number.
 
-For each registered task, in training and in evaluation mode, the script builds a few
+For each registered task, in training and in evaluation mode (and the quadcopters with
+observation noise), the script builds a few
 simulations with a fixed seed, runs a fixed seeded random-action rollout and prints a
 SHA-256 over the policy and critic observations, rewards, per-term reward sums,
 terminations, truncations and every finished episode's logged values (returns,
@@ -35,11 +36,13 @@ def _update(digest, value) -> None:
     digest.update(array.tobytes())
 
 
-def rollout_hash(name: str, evaluation: bool) -> tuple[str, int]:
+def rollout_hash(name: str, mode: str) -> tuple[str, int]:
     """SHA-256 hex digest of one fixed rollout of task `name`, and how many episodes
     ended in it (their logs are part of the hash)."""
     cfg = TASKS[name].config_cls()
-    cfg.evaluation = evaluation
+    cfg.evaluation = mode == "eval"
+    if mode == "noisy":
+        cfg.randomization.obs_noise_std = 0.05
     env = make_env(name, cfg, NUM_ENVS, seed=SEED)
     digest = hashlib.sha256()
     obs, critic = env.reset()
@@ -78,9 +81,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     hashes = {}
     for name in args.tasks:
-        for mode in ("train", "eval"):
+        randomization = getattr(TASKS[name].config_cls(), "randomization", None)
+        noisy = hasattr(randomization, "obs_noise_std")
+        for mode in ("train", "eval", "noisy") if noisy else ("train", "eval"):
             key = f"{name}/{mode}"
-            hashes[key], ended = rollout_hash(name, evaluation=mode == "eval")
+            hashes[key], ended = rollout_hash(name, mode)
             print(f"{key:22s} {hashes[key]}  ({ended} episodes ended)", flush=True)
     if args.json:
         with open(args.json, "w") as f:

@@ -1,9 +1,14 @@
 """The batched task environment: episode bookkeeping shared by every task.
 
 A task subclass supplies the model, how actions become controls, its observation and
-reward terms (pure functions), terminations and resets; this base class steps the
-engine, sums and logs rewards per term, resets finished or diverged simulations by
-writing state, and hands PPO plain (num_envs, ...) float32 arrays.
+reward terms (`terms.py`: declared once, as data), terminations, a post-step hook for
+its metrics (`after_step`) and resets; this base class steps the engine, weights, sums
+and logs rewards per term, resets finished or diverged simulations by writing state,
+and hands PPO plain (num_envs, ...) float32 arrays.
+
+One step, in order: actions, physics, rewards (pure functions of the new state),
+`after_step` (the task updates its running metrics and any state its next rewards
+difference against), terminations, observations, then resets of the episodes that ended.
 """
 
 from __future__ import annotations
@@ -16,8 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from simreal.sim import Engine, EngineError, make_engine
-
-RewardTerm = Callable[["TaskEnv"], np.ndarray]
+from simreal.tasks.terms import RewardTerm, check_weights, step_weights
 
 
 @dataclass
@@ -38,6 +42,9 @@ class TaskEnv(ABC):
     """N copies of one task stepped together at the control rate."""
 
     observation_layout: tuple[tuple[str, int], ...]
+    reward_terms: tuple[RewardTerm, ...]
+    """Every reward term the task defines; `cfg.reward_weights` (per second) picks and
+    weights them."""
     critic_observation_layout: tuple[tuple[str, int], ...]
     action_groups: dict[str, tuple[int, ...]]
     max_episode_steps: int
@@ -66,6 +73,9 @@ class TaskEnv(ABC):
         self.mjcf = mjcf
         self.engine: Engine = make_engine(engine, mjcf, num_sims, num_threads)
         self.rng = np.random.default_rng(seed)
+        check_weights(self.cfg.reward_weights, self.reward_terms)
+        self._terms = {term.name: term for term in self.reward_terms}
+        self._step_weights = step_weights(self.cfg.reward_weights, self.cfg.control_dt)
         self.sim_step = np.zeros(num_sims, dtype=np.int64)
         self.episode_step = np.zeros(self.num_envs, dtype=np.int64)
         self.episode_return = np.zeros(self.num_envs)
@@ -90,13 +100,15 @@ class TaskEnv(ABC):
     def control_dt(self) -> float:
         return self.engine.physics_dt * self.decimation
 
-    @abstractmethod
     def reward_weights(self) -> dict[str, float]:
-        """Named reward weights; a term with weight 0 is not computed."""
+        """Reward weights per control step by term name (the config's per-second weights
+        times its control period); a term with weight 0 is logged but not computed."""
+        return self._step_weights
 
-    @abstractmethod
-    def reward_terms(self) -> dict[str, RewardTerm]:
-        """Reward term functions by name, each returning (num_envs,) unweighted values."""
+    def after_step(self) -> None:
+        """Update running metrics (and state rewards difference against) after the rewards
+        of a step and before its terminations; nothing by default."""
+        return None
 
     @abstractmethod
     def apply_action(self, action: np.ndarray) -> None:
@@ -194,15 +206,15 @@ class TaskEnv(ABC):
 
     def _end_step(self, unstable: np.ndarray) -> StepResult:
         reward = np.zeros(self.num_envs)
-        terms = self.reward_terms()
-        for name, weight in self.reward_weights().items():
+        for name, weight in self._step_weights.items():
             if weight == 0.0:
                 continue
-            value = weight * terms[name](self)
+            value = weight * self._terms[name](self)
             value[unstable] = 0.0
             self.episode_terms[name] += value
             reward += value
         self.episode_return += reward
+        self.after_step()
         terminated = self.terminated() | unstable
         time_up = self.sim_step >= self.max_episode_steps
         truncated = self.per_agent(time_up) & ~terminated

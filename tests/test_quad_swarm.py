@@ -202,7 +202,7 @@ def test_the_crash_penalty_lands_on_the_step_of_the_crash():
     qpos = env.engine.qpos.reshape(1, 2, 7)
     qpos[0, 1, 2] = 0.01  # drone 1 hits the floor
     env.engine.qpos[:] = qpos.reshape(1, -1)
-    crash = env.cfg.reward_weights["crash"]
+    crash = env.reward_weights()["crash"]  # per step
     assert crash < 0
     step = env.step(np.zeros((2, env.num_actions)))
     assert step.terminated[1] and step.reward[1] < crash / 2 < step.reward[0]

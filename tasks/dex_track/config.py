@@ -5,16 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from simreal.tasks.dex_track.objects import OBJECT_TYPES
-
-REWARD_TERMS = (
-    "object_pos",
-    "object_rot",
-    "wrist",
-    "fingers",
-    "fingertip_distance",
-    "tolerance_bonus",
-    "action_rate",
-)
+from simreal.tasks.dex_track.rewards import REWARDS
+from simreal.tasks.terms import default_weights
 
 
 @dataclass
@@ -65,17 +57,12 @@ class DexTrackConfig:
     so that the policy never trains on the easiest motions alone."""
     evaluation: bool = False
     """Held-out references, one per simulation in order, fixed physics, no early end."""
-    reward_weights: dict[str, float] = field(
-        default_factory=lambda: {
-            "object_pos": 2.0,
-            "object_rot": 1.0,
-            "wrist": 0.2,
-            "fingers": 0.1,
-            "fingertip_distance": 0.2,
-            "tolerance_bonus": 1.0,
-            "action_rate": -0.01,
-        }
-    )
+    reward_weights: dict[str, float] = field(default_factory=lambda: default_weights(REWARDS))
+
+    @property
+    def control_dt(self) -> float:
+        """The control period (s): reward weights (per second) are multiplied by it."""
+        return self.physics_dt * self.decimation
 
     @property
     def rate_hz(self) -> float:
@@ -106,8 +93,3 @@ class DexTrackConfig:
             lo, hi = getattr(self, name)
             if not 0 < lo <= hi:
                 raise ValueError(f"{name} must be a range 0 < low <= high, got {(lo, hi)}")
-        unknown_terms = set(self.reward_weights) - set(REWARD_TERMS)
-        if unknown_terms:
-            raise ValueError(
-                f"reward_weights: unknown terms {sorted(unknown_terms)}; known: {list(REWARD_TERMS)}"
-            )

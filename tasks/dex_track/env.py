@@ -51,7 +51,7 @@ from simreal.tasks.dex_track.observations import (
     policy_observation,
 )
 from simreal.tasks.dex_track.scene import build_scene
-from simreal.tasks.env import RewardTerm, TaskEnv
+from simreal.tasks.env import TaskEnv
 from simreal.tasks.g1_force.curriculum import FallRateCurriculum
 
 ACTION_GROUPS: dict[str, tuple[int, ...]] = {
@@ -100,6 +100,7 @@ def load_references(cfg: DexTrackConfig) -> tuple[StackedReferences, list]:
 
 class DexTrackEnv(TaskEnv):
     robot = "allegro"
+    reward_terms = rewards.REWARDS
     action_groups: ClassVar[dict[str, tuple[int, ...]]] = ACTION_GROUPS
     critic_observation_layout: tuple[tuple[str, int], ...]
 
@@ -236,29 +237,7 @@ class DexTrackEnv(TaskEnv):
         }
 
     # -- task interface ------------------------------------------------------------------
-    def reward_weights(self) -> dict[str, float]:
-        """Rewards are per second: each weight times the control period, which keeps
-        returns near 10 and the value loss from swamping the actor's clipped gradient."""
-        dt = self.cfg.physics_dt * self.cfg.decimation
-        return {name: weight * dt for name, weight in self.cfg.reward_weights.items()}
-
-    def reward_terms(self) -> dict[str, RewardTerm]:
-        e = self._errors_now
-        return {
-            "object_pos": lambda env: rewards.object_pos(e()["object_pos"]),
-            "object_rot": lambda env: rewards.object_rot(e()["object_rot"]),
-            "wrist": lambda env: rewards.wrist(e()["wrist_pos"], e()["wrist_rot"]),
-            "fingers": lambda env: rewards.fingers(e()["fingers"]),
-            "fingertip_distance": lambda env: rewards.fingertip_distance(
-                e()["tips"], e()["ref_tips"]
-            ),
-            "tolerance_bonus": lambda env: rewards.tolerance_bonus(
-                e()["object_pos"], e()["object_rot"]
-            ),
-            "action_rate": lambda env: rewards.action_rate(env.action, env.last_action),
-        }
-
-    def _errors_now(self) -> dict[str, np.ndarray]:
+    def errors_now(self) -> dict[str, np.ndarray]:
         if self._errors is None:
             self._errors = self.tracking_errors()
         return self._errors
@@ -289,13 +268,17 @@ class DexTrackEnv(TaskEnv):
         )
         return obs, np.concatenate([obs, privileged], axis=1)
 
-    def terminated(self) -> np.ndarray:
-        e = self._errors_now()
+    def after_step(self) -> None:
+        """Record this step's object and finger errors for the episode's metrics."""
+        e = self.errors_now()
         step = np.clip(self.episode_step - 1, 0, self.max_episode_steps - 1)
         rows = np.arange(self.num_envs)
         self.errors[rows, step, 0] = e["object_pos"]
         self.errors[rows, step, 1] = np.rad2deg(e["object_rot"])
         self.errors[rows, step, 2] = e["fingers"]
+
+    def terminated(self) -> np.ndarray:
+        e = self.errors_now()
         if self.cfg.evaluation:
             return np.zeros(self.num_envs, dtype=bool)
         # The reference's last frame ends the episode for good: nothing follows it, so it

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from simreal.tasks.terms import RewardTerm
+
 POS_TOLERANCE_M = 0.02
 ROT_TOLERANCE_RAD = np.deg2rad(10.0)
 
@@ -42,3 +44,50 @@ def tolerance_bonus(pos_error_m: np.ndarray, rot_error_rad: np.ndarray) -> np.nd
 
 def action_rate(action: np.ndarray, last_action: np.ndarray) -> np.ndarray:
     return np.sum((action - last_action) ** 2, axis=1)
+
+
+# -- the terms, read from a DexTrackEnv's tracking errors of this step -----------------
+
+
+def object_pos_term(env) -> np.ndarray:
+    return object_pos(env.errors_now()["object_pos"])
+
+
+def object_rot_term(env) -> np.ndarray:
+    return object_rot(env.errors_now()["object_rot"])
+
+
+def wrist_term(env) -> np.ndarray:
+    e = env.errors_now()
+    return wrist(e["wrist_pos"], e["wrist_rot"])
+
+
+def fingers_term(env) -> np.ndarray:
+    return fingers(env.errors_now()["fingers"])
+
+
+def fingertip_distance_term(env) -> np.ndarray:
+    e = env.errors_now()
+    return fingertip_distance(e["tips"], e["ref_tips"])
+
+
+def tolerance_bonus_term(env) -> np.ndarray:
+    e = env.errors_now()
+    return tolerance_bonus(e["object_pos"], e["object_rot"])
+
+
+def action_rate_term(env) -> np.ndarray:
+    return action_rate(env.action, env.last_action)
+
+
+REWARDS: tuple[RewardTerm, ...] = (
+    RewardTerm("object_pos", object_pos_term, weight=2.0),
+    RewardTerm("object_rot", object_rot_term, weight=1.0),
+    RewardTerm("wrist", wrist_term, weight=0.2),
+    RewardTerm("fingers", fingers_term, weight=0.1),
+    RewardTerm("fingertip_distance", fingertip_distance_term, weight=0.2),
+    RewardTerm("tolerance_bonus", tolerance_bonus_term, weight=1.0),
+    RewardTerm("action_rate", action_rate_term, weight=-0.01),
+)
+"""Default weights per second: with the control period they keep returns near 10, so that
+the value loss does not swamp the actor's clipped gradient."""

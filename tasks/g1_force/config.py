@@ -4,35 +4,11 @@ the evaluation push, domain randomization and reward weights."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
 
 from simreal.robots.g1.mjcf import INTEGRATORS
 from simreal.robots.g1.overlay import Overlay, OverlayError, load_overlay
-
-REWARD_TERMS = (
-    "alive",
-    "upright",
-    "base_height",
-    "fat2_tilt",
-    "joint_limit",
-    "torque",
-    "action_rate",
-    "feet_slip",
-    "joint_deviation",
-)
-
-G1_REWARD_WEIGHTS: dict[str, float] = {
-    "alive": 1.0,
-    "upright": 0.5,
-    "base_height": 0.5,
-    "fat2_tilt": 1.0,
-    "joint_limit": -2.0,
-    "torque": -0.05,
-    "action_rate": -0.01,
-    "feet_slip": -0.2,
-    "joint_deviation": -0.05,
-}
-"""Default weights (per second) of the G1's balance and effort terms; tasks add theirs."""
+from simreal.tasks.g1_force.rewards import REWARDS
+from simreal.tasks.terms import default_weights
 
 FORCE_BODIES = ("torso", "left_hand", "right_hand")
 """Where external forces act, in the order of every (num_sims, 3, ...) force array."""
@@ -149,9 +125,6 @@ class G1Config:
     domain randomization, the calibration overlay and reward weights. Tasks subclass it
     with their own loads (`G1ForceConfig`: external forces; `G1PullConfig`: a towed load)."""
 
-    reward_term_names: ClassVar[tuple[str, ...]] = REWARD_TERMS
-    """The reward terms this task's environment defines (reward_weights may name only these)."""
-
     physics_dt: float = 0.005
     decimation: int = 4
     integrator: str = "implicitfast"
@@ -179,7 +152,7 @@ class G1Config:
     nominal model becomes the calibrated one (encoder offsets, PD gain and torque limit
     scales, armature, friction, latency, gyro bias) and randomization is centred on it.
     Loaded when the environment is built; None: the nominal G1."""
-    reward_weights: dict[str, float] = field(default_factory=lambda: dict(G1_REWARD_WEIGHTS))
+    reward_weights: dict[str, float] = field(default_factory=lambda: default_weights(REWARDS))
 
     @property
     def control_dt(self) -> float:
@@ -197,12 +170,6 @@ class G1Config:
             raise ValueError(f"integrator {self.integrator!r}: choose one of {INTEGRATORS}")
         if self.episode_s <= 0 or self.eval_episode_s <= 0:
             raise ValueError("episode_s and eval_episode_s must be positive")
-        unknown = set(self.reward_weights) - set(self.reward_term_names)
-        if unknown:
-            raise ValueError(
-                f"reward_weights: unknown terms {sorted(unknown)}; "
-                f"known: {list(self.reward_term_names)}"
-            )
         if self.fat2_sigma_rad <= 0 or self.base_height_sigma_m <= 0 or self.upright_sigma <= 0:
             raise ValueError("reward sigmas must be positive")
         if self.calibration is not None and not str(self.calibration).strip():

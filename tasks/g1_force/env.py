@@ -8,7 +8,6 @@ Actions are PD targets: q_target = default + action_scale * action through the m
 position actuators (torques clipped at the limits by MuJoCo), at 50 Hz over 200 Hz
 physics. Forces act on the torso and both hands (`forces.py`), growing with a
 curriculum; evaluation applies one backward torso push per simulation instead.
-Rewards are per second: each weight is multiplied by the control period.
 
 With `cfg.calibration` (a G1 calibration overlay) the simulated robot is the calibrated
 one, applied as the virtual robot applies it (`simreal.deploy.g1.sim_robot`): encoders
@@ -38,7 +37,7 @@ from simreal.robots.g1 import (
     build_mjcf,
 )
 from simreal.robots.g1.overlay import Overlay
-from simreal.tasks.env import RewardTerm, TaskEnv
+from simreal.tasks.env import TaskEnv
 from simreal.tasks.g1_force import rewards
 from simreal.tasks.g1_force.config import G1Config, G1ForceConfig
 from simreal.tasks.g1_force.fat2 import fat2_target_tilt, torso_lean
@@ -46,12 +45,14 @@ from simreal.tasks.g1_force.forces import ForceSchedule
 from simreal.tasks.g1_force.kinematics import link_pose
 from simreal.tasks.g1_force.observations import (
     POLICY_OBSERVATION,
+    POLICY_TERMS,
     PRIVILEGED_OBSERVATION,
     G1State,
     policy_observation,
     projected_gravity,
 )
 from simreal.tasks.rotations import quat_to_matrix
+from simreal.tasks.terms import noise_scale
 
 ACTION_GROUPS: dict[str, tuple[int, ...]] = {
     "lower": tuple(range(0, 12)),
@@ -87,6 +88,7 @@ class G1Env(TaskEnv):
     observation_layout = POLICY_OBSERVATION
     critic_observation_layout = POLICY_OBSERVATION + PRIVILEGED_OBSERVATION
     action_groups: ClassVar[dict[str, tuple[int, ...]]] = ACTION_GROUPS
+    reward_terms = rewards.REWARDS
     command_fields: ClassVar[tuple[str, ...]] = ("q",)
     action_clip = G1_ACTION_CLIP
 
@@ -371,34 +373,6 @@ class G1Env(TaskEnv):
             self.next_push_s[due] = t[due] + self.rng.uniform(*r.push_interval_s, due.size)
 
     # -- rewards, observations, terminations --------------------------------------------
-    def reward_weights(self) -> dict[str, float]:
-        dt = self.cfg.control_dt
-        return {name: weight * dt for name, weight in self.cfg.reward_weights.items()}
-
-    def reward_terms(self) -> dict[str, RewardTerm]:
-        c = self.cfg
-        return {
-            "alive": lambda env: np.ones(env.num_envs),
-            "upright": lambda env: rewards.upright(
-                projected_gravity(env.engine.qpos[:, 3:7]), c.upright_sigma
-            ),
-            "base_height": lambda env: rewards.base_height(
-                env.engine.qpos[:, 2], env.stand_height, c.base_height_sigma_m
-            ),
-            "fat2_tilt": lambda env: rewards.fat2_tilt(
-                env.torso_lean(), env.fat2_target(), c.fat2_sigma_rad
-            ),
-            "joint_limit": lambda env: rewards.joint_limit(
-                env.joint_pos, env.soft_lower, env.soft_upper
-            ),
-            "torque": lambda env: rewards.torque(env.joint_torque(), env.torque_limit),
-            "action_rate": lambda env: rewards.action_rate(env.action, env.last_action),
-            "feet_slip": lambda env: rewards.feet_slip(env.foot_vel, env.foot_contact()),
-            "joint_deviation": lambda env: rewards.joint_deviation(
-                env.joint_pos, env.default_joint_pos
-            ),
-        }
-
     def observe(self) -> tuple[np.ndarray, np.ndarray]:
         obs = policy_observation(self.sensors, self.default_joint_pos, self.action)
         critic = np.concatenate([obs, self.privileged_observation()], axis=1, dtype=np.float32)
@@ -407,16 +381,7 @@ class G1Env(TaskEnv):
         return obs, critic
 
     def _noise_scale(self) -> np.ndarray:
-        r = self.cfg.randomization
-        scale = {
-            "base_ang_vel": r.gyro_noise,
-            "projected_gravity": r.gravity_noise,
-            "joint_pos": r.joint_pos_noise,
-            "joint_vel": r.joint_vel_noise,
-        }
-        return np.concatenate(
-            [np.full(size, scale.get(name, 0.0)) for name, size in POLICY_OBSERVATION]
-        ).astype(np.float32)
+        return noise_scale(POLICY_TERMS, self.cfg.randomization).astype(np.float32)
 
     def privileged_observation(self) -> np.ndarray:
         """(N, 55) critic-only terms in PRIVILEGED_OBSERVATION order."""

@@ -13,19 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from simreal.tasks.rotations import quat_to_matrix
+from simreal.tasks.terms import ObservationTerm, layout, observe
 
 NUM_JOINTS = 29
-
-POLICY_OBSERVATION: tuple[tuple[str, int], ...] = (
-    ("base_ang_vel", 3),
-    ("projected_gravity", 3),
-    ("joint_pos", NUM_JOINTS),
-    ("joint_vel", NUM_JOINTS),
-    ("last_action", NUM_JOINTS),
-)
-"""Policy observation layout: base_ang_vel (rad/s, pelvis IMU frame), projected_gravity
-(unit gravity in the pelvis frame), joint_pos (rad, relative to the default pose) and
-joint_vel (rad/s) in SDK order, last_action (the policy's previous output in [-1, 1])."""
 
 PRIVILEGED_OBSERVATION: tuple[tuple[str, int], ...] = (
     ("base_lin_vel", 3),
@@ -63,18 +53,54 @@ def projected_gravity(base_quat: np.ndarray) -> np.ndarray:
     return -quat_to_matrix(base_quat)[:, 2, :]
 
 
+@dataclass
+class G1Reading:
+    """What the policy observation is computed from, batched: the sensors, the default
+    pose the joint angles are measured against and the policy's previous action (N, 29)."""
+
+    state: G1State
+    default_joint_pos: np.ndarray
+    last_action: np.ndarray
+
+
+def base_ang_vel(r: G1Reading) -> np.ndarray:
+    """Pelvis IMU gyro (rad/s, pelvis frame)."""
+    return r.state.base_ang_vel
+
+
+def gravity_in_base(r: G1Reading) -> np.ndarray:
+    """Unit gravity in the pelvis frame, from the IMU's orientation."""
+    return projected_gravity(r.state.base_quat)
+
+
+def joint_pos(r: G1Reading) -> np.ndarray:
+    """Encoder angles relative to the default pose (rad), SDK order."""
+    return r.state.joint_pos - r.default_joint_pos
+
+
+def joint_vel(r: G1Reading) -> np.ndarray:
+    return r.state.joint_vel
+
+
+def last_action(r: G1Reading) -> np.ndarray:
+    """The policy's previous output in [-1, 1] (the action clip allows more)."""
+    return r.last_action
+
+
+POLICY_TERMS: tuple[ObservationTerm, ...] = (
+    ObservationTerm("base_ang_vel", 3, base_ang_vel, noise="gyro_noise"),
+    ObservationTerm("projected_gravity", 3, gravity_in_base, noise="gravity_noise"),
+    ObservationTerm("joint_pos", NUM_JOINTS, joint_pos, noise="joint_pos_noise"),
+    ObservationTerm("joint_vel", NUM_JOINTS, joint_vel, noise="joint_vel_noise"),
+    ObservationTerm("last_action", NUM_JOINTS, last_action),
+)
+"""The G1's policy observation, declared once; noise names fields of `G1Randomization`."""
+
+POLICY_OBSERVATION: tuple[tuple[str, int], ...] = layout(POLICY_TERMS)
+
+
 def policy_observation(
     state: G1State, default_joint_pos: np.ndarray, last_action: np.ndarray
 ) -> np.ndarray:
-    """(N, 93) float32 observation in POLICY_OBSERVATION order."""
-    return np.concatenate(
-        [
-            state.base_ang_vel,
-            projected_gravity(state.base_quat),
-            state.joint_pos - default_joint_pos,
-            state.joint_vel,
-            last_action,
-        ],
-        axis=1,
-        dtype=np.float32,
-    )
+    """(N, 93) float32 observation in POLICY_TERMS order."""
+    return observe(POLICY_TERMS, G1Reading(state, default_joint_pos, last_action))

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from simreal.tasks.g1_force.observations import projected_gravity
+from simreal.tasks.terms import RewardTerm
+
 
 def upright(projected_gravity: np.ndarray, sigma: float) -> np.ndarray:
     """Pelvis close to level: kernel on the horizontal part of its projected gravity."""
@@ -46,3 +49,57 @@ def feet_slip(foot_vel: np.ndarray, contact: np.ndarray) -> np.ndarray:
 def joint_deviation(joint_pos: np.ndarray, default: np.ndarray) -> np.ndarray:
     """Squared distance (rad^2) from the default pose: keeps a posture to return to."""
     return np.sum(np.square(joint_pos - default), axis=1)
+
+
+# -- the terms, read from a G1Env -------------------------------------------------------
+
+
+def alive_term(env) -> np.ndarray:
+    return np.ones(env.num_envs)
+
+
+def upright_term(env) -> np.ndarray:
+    return upright(projected_gravity(env.engine.qpos[:, 3:7]), env.cfg.upright_sigma)
+
+
+def base_height_term(env) -> np.ndarray:
+    return base_height(env.engine.qpos[:, 2], env.stand_height, env.cfg.base_height_sigma_m)
+
+
+def fat2_tilt_term(env) -> np.ndarray:
+    return fat2_tilt(env.torso_lean(), env.fat2_target(), env.cfg.fat2_sigma_rad)
+
+
+def joint_limit_term(env) -> np.ndarray:
+    return joint_limit(env.joint_pos, env.soft_lower, env.soft_upper)
+
+
+def torque_term(env) -> np.ndarray:
+    return torque(env.joint_torque(), env.torque_limit)
+
+
+def action_rate_term(env) -> np.ndarray:
+    return action_rate(env.action, env.last_action)
+
+
+def feet_slip_term(env) -> np.ndarray:
+    return feet_slip(env.foot_vel, env.foot_contact())
+
+
+def joint_deviation_term(env) -> np.ndarray:
+    return joint_deviation(env.joint_pos, env.default_joint_pos)
+
+
+REWARDS: tuple[RewardTerm, ...] = (
+    RewardTerm("alive", alive_term, weight=1.0),
+    RewardTerm("upright", upright_term, weight=0.5),
+    RewardTerm("base_height", base_height_term, weight=0.5),
+    RewardTerm("fat2_tilt", fat2_tilt_term, weight=1.0),
+    RewardTerm("joint_limit", joint_limit_term, weight=-2.0),
+    RewardTerm("torque", torque_term, weight=-0.05),
+    RewardTerm("action_rate", action_rate_term, weight=-0.01),
+    RewardTerm("feet_slip", feet_slip_term, weight=-0.2),
+    RewardTerm("joint_deviation", joint_deviation_term, weight=-0.05),
+)
+"""The G1's balance and effort terms with their default weights (per second); tasks add
+theirs."""

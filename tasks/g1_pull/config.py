@@ -4,23 +4,11 @@ commands, the evaluation protocol behind the pulling-force metrics, reward weigh
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
 
-from simreal.tasks.g1_force.config import G1_REWARD_WEIGHTS, G1Config
-from simreal.tasks.g1_force.config import REWARD_TERMS as G1_REWARD_TERMS
+from simreal.tasks.g1_force.config import G1Config
+from simreal.tasks.g1_pull.rewards import REWARDS
+from simreal.tasks.terms import default_weights
 
-REWARD_TERMS = (
-    *G1_REWARD_TERMS,
-    "track_lin_vel",
-    "track_rail_vel",
-    "heading",
-    "tow",
-    "tow_steady",
-    "track_yaw_rate",
-    "feet_air_time",
-    "feet_phase_contact",
-    "feet_swing_height",
-)
 CURRICULA = ("shared", "per_sim")
 
 
@@ -140,8 +128,6 @@ class EvalPullConfig:
 class G1PullConfig(G1Config):
     """`g1-pull`: the G1 tows a cart by a rope handle, walking backward or forward."""
 
-    reward_term_names: ClassVar[tuple[str, ...]] = REWARD_TERMS
-
     eval_episode_s: float = 12.0
     load: LoadConfig = field(default_factory=LoadConfig)
     command: CommandConfig = field(default_factory=CommandConfig)
@@ -168,21 +154,7 @@ class G1PullConfig(G1Config):
     """rad per m/s: the reference also strides at the commanded speed
     (gait.stride_reference; 0.37 matches the speed with the default clock). Acts only
     with gait_reference_rad > 0."""
-    reward_weights: dict[str, float] = field(
-        default_factory=lambda: {
-            **G1_REWARD_WEIGHTS,
-            "joint_deviation": -0.02,  # walking moves the legs away from the default pose
-            "track_lin_vel": 0.0,
-            "track_rail_vel": 2.0,
-            "heading": 1.0,
-            "tow": 0.0,
-            "tow_steady": 0.0,
-            "track_yaw_rate": 0.5,
-            "feet_air_time": 1.0,
-            "feet_phase_contact": 1.0,
-            "feet_swing_height": -20.0,
-        }
-    )
+    reward_weights: dict[str, float] = field(default_factory=lambda: default_weights(REWARDS))
 
     def validate(self) -> None:
         super().validate()

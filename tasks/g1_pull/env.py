@@ -20,7 +20,6 @@ import numpy as np
 
 from simreal.robots.g1 import JOINT_NAMES
 from simreal.sim.engine import sensor_view
-from simreal.tasks.env import RewardTerm
 from simreal.tasks.g1_force.curriculum import FallRateCurriculum, PerSimulationCurriculum
 from simreal.tasks.g1_force.env import ROBOT_QPOS, G1Env
 from simreal.tasks.g1_pull import gait, rewards
@@ -58,6 +57,7 @@ LEG_REFERENCE_JOINTS = np.array(
 class G1PullEnv(G1Env):
     observation_layout = PULL_POLICY_OBSERVATION
     critic_observation_layout = PULL_CRITIC_OBSERVATION
+    reward_terms = rewards.REWARDS
     metric_reductions: ClassVar[dict[str, str]] = {
         "peak_pull_force_backward_n": "max",
         "peak_pull_force_forward_n": "max",
@@ -305,35 +305,6 @@ class G1PullEnv(G1Env):
         """World-frame yaw rate: the free joint's angular velocity is in the pelvis frame."""
         rot = quat_to_matrix(self.engine.qpos[:, 3:7])
         return np.einsum("nj,nj->n", rot[:, 2, :], self.engine.qvel[:, 3:6])
-
-    def reward_terms(self) -> dict[str, RewardTerm]:
-        c = self.cfg
-        return {
-            **super().reward_terms(),
-            "track_lin_vel": lambda env: rewards.track_lin_vel(
-                env.to_heading(env.engine.qvel[:, 0:3]), env.command, c.lin_vel_sigma_m_s
-            ),
-            "track_rail_vel": lambda env: rewards.track_lin_vel(
-                env.engine.qvel[:, 0:3], env.command, c.lin_vel_sigma_m_s
-            ),
-            "heading": lambda env: rewards.heading(env.yaw(), c.heading_sigma_rad),
-            "tow": lambda env: rewards.tow(env.handle_force_n, env.resistance, env.walking()),
-            "tow_steady": lambda env: rewards.tow_steady(
-                env.handle_force_n, env.steady_tow_force(), env.walking(), c.tow_sigma_share
-            ),
-            "track_yaw_rate": lambda env: rewards.track_yaw_rate(
-                env.base_yaw_rate(), env.command[:, 2], c.yaw_rate_sigma
-            ),
-            "feet_air_time": lambda env: rewards.feet_air_time(
-                env.touchdown_air_time, c.feet_air_time_s, env.walking()
-            ),
-            "feet_phase_contact": lambda env: rewards.feet_phase_contact(
-                env.foot_contact(), gait.stance(env.phase(), env.walking(), c.stance_fraction)
-            ),
-            "feet_swing_height": lambda env: rewards.feet_swing_height(
-                env.foot_pos[..., 2], env.foot_contact(), c.swing_height_m, env.walking()
-            ),
-        }
 
     # -- metrics --------------------------------------------------------------------------
     def episode_metrics(self, ids: np.ndarray) -> dict[str, np.ndarray]:

@@ -3,7 +3,13 @@ g1-force's `rewards`): pure functions returning (num_envs,) unweighted values.""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
+
+from simreal.tasks.g1_force.rewards import REWARDS as G1_REWARDS
+from simreal.tasks.g1_pull import gait
+from simreal.tasks.terms import RewardTerm
 
 
 def track_lin_vel(base_lin_vel: np.ndarray, command: np.ndarray, sigma: float) -> np.ndarray:
@@ -76,3 +82,66 @@ def feet_swing_height(
     while a speed is commanded: steps clear the floor without high kicks."""
     swing = (contact == 0) * walking[:, None]
     return np.sum(np.square(foot_height - target_m) * swing, axis=1)
+
+
+# -- the terms, read from a G1PullEnv ---------------------------------------------------
+
+
+def track_velocity_term(env, frame: str) -> np.ndarray:
+    """The base velocity against the command, in the heading frame or the world's (the
+    rails' direction)."""
+    vel = env.engine.qvel[:, 0:3]
+    if frame == "heading":
+        vel = env.to_heading(vel)
+    return track_lin_vel(vel, env.command, env.cfg.lin_vel_sigma_m_s)
+
+
+def heading_term(env) -> np.ndarray:
+    return heading(env.yaw(), env.cfg.heading_sigma_rad)
+
+
+def tow_term(env) -> np.ndarray:
+    return tow(env.handle_force_n, env.resistance, env.walking())
+
+
+def tow_steady_term(env) -> np.ndarray:
+    return tow_steady(
+        env.handle_force_n, env.steady_tow_force(), env.walking(), env.cfg.tow_sigma_share
+    )
+
+
+def track_yaw_rate_term(env) -> np.ndarray:
+    return track_yaw_rate(env.base_yaw_rate(), env.command[:, 2], env.cfg.yaw_rate_sigma)
+
+
+def feet_air_time_term(env) -> np.ndarray:
+    return feet_air_time(env.touchdown_air_time, env.cfg.feet_air_time_s, env.walking())
+
+
+def feet_phase_contact_term(env) -> np.ndarray:
+    stance = gait.stance(env.phase(), env.walking(), env.cfg.stance_fraction)
+    return feet_phase_contact(env.foot_contact(), stance)
+
+
+def feet_swing_height_term(env) -> np.ndarray:
+    return feet_swing_height(
+        env.foot_pos[..., 2], env.foot_contact(), env.cfg.swing_height_m, env.walking()
+    )
+
+
+REWARDS: tuple[RewardTerm, ...] = (
+    *(
+        replace(term, weight=-0.02) if term.name == "joint_deviation" else term
+        for term in G1_REWARDS
+    ),  # walking moves the legs away from the default pose
+    RewardTerm("track_lin_vel", track_velocity_term, 0.0, {"frame": "heading"}),
+    RewardTerm("track_rail_vel", track_velocity_term, 2.0, {"frame": "world"}),
+    RewardTerm("heading", heading_term, weight=1.0),
+    RewardTerm("tow", tow_term, weight=0.0),
+    RewardTerm("tow_steady", tow_steady_term, weight=0.0),
+    RewardTerm("track_yaw_rate", track_yaw_rate_term, weight=0.5),
+    RewardTerm("feet_air_time", feet_air_time_term, weight=1.0),
+    RewardTerm("feet_phase_contact", feet_phase_contact_term, weight=1.0),
+    RewardTerm("feet_swing_height", feet_swing_height_term, weight=-20.0),
+)
+"""The G1's terms, then the walking and towing terms, default weights per second."""

@@ -3,19 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
+from simreal.tasks.lane_keep.rewards import REWARDS
 from simreal.tasks.lane_keep.roads import RoadConfig
 from simreal.tasks.lane_keep.semantic import PROVIDERS
-
-REWARD_TERMS = (
-    "lane_keeping",
-    "heading",
-    "clearance",
-    "speed",
-    "smoothness",
-    "semantic",
-    "failure",
-)
+from simreal.tasks.terms import WEIGHTS_UNIT, check_unit, default_weights, upgrade_per_step_config
 
 
 @dataclass
@@ -99,17 +92,20 @@ class LaneKeepConfig:
     lidar: LidarConfig = field(default_factory=LidarConfig)
     semantic: SemanticConfig = field(default_factory=SemanticConfig)
     pid: PidConfig = field(default_factory=PidConfig)
-    reward_weights: dict[str, float] = field(
-        default_factory=lambda: {
-            "lane_keeping": 1.0,
-            "heading": -1.0,
-            "clearance": -1.0,
-            "speed": 0.5,
-            "smoothness": -0.2,
-            "semantic": -0.1,
-            "failure": -20.0,
-        }
-    )
+    reward_weights: dict[str, float] = field(default_factory=lambda: default_weights(REWARDS))
+    reward_weights_unit: str = WEIGHTS_UNIT
+    """Reward weights are per second (`tasks/terms.py`); saved with the config so that a
+    config from before, per control step, is recognised and upgraded when loaded."""
+
+    @staticmethod
+    def upgrade_plain(plain: dict[str, Any]) -> dict[str, Any]:
+        """A saved config with per-step weights, upgraded to per-second ones (same returns)."""
+        return upgrade_per_step_config(plain, plain.get("control_hz", 20))
+
+    @property
+    def control_dt(self) -> float:
+        """The nominal control period (s): reward weights (per second) are multiplied by it."""
+        return 1.0 / self.control_hz
 
     @property
     def decimation(self) -> int:
@@ -140,8 +136,4 @@ class LaneKeepConfig:
         self.road.validate()
         self.lidar.validate()
         self.semantic.validate()
-        unknown = set(self.reward_weights) - set(REWARD_TERMS)
-        if unknown:
-            raise ValueError(
-                f"reward_weights: unknown terms {sorted(unknown)}; known: {list(REWARD_TERMS)}"
-            )
+        check_unit(self.reward_weights_unit)

@@ -15,7 +15,7 @@ import numpy as np
 from simreal.robots.car import CHASSIS_BODY, CarParams, build_mjcf, chassis_wrench
 from simreal.robots.car.dynamics import body_velocity
 from simreal.robots.car.params import GRAVITY
-from simreal.tasks.env import RewardTerm, TaskEnv
+from simreal.tasks.env import TaskEnv
 from simreal.tasks.lane_keep import geometry as geo
 from simreal.tasks.lane_keep import lidar as lidar_mod
 from simreal.tasks.lane_keep import rewards as rw
@@ -39,6 +39,7 @@ COMFORT_LATERAL_ACCEL = 0.4
 
 class LaneKeepEnv(TaskEnv):
     robot = "car"
+    reward_terms = rw.REWARDS
     action_groups: ClassVar[dict[str, tuple[int, ...]]] = {"drive": (0, 1)}
     command_fields: ClassVar[tuple[str, ...]] = ()
 
@@ -167,26 +168,14 @@ class LaneKeepEnv(TaskEnv):
         self._measure()
         self._update_pid()
 
-    def reward_weights(self) -> dict[str, float]:
-        return self.cfg.reward_weights
-
-    def reward_terms(self) -> dict[str, RewardTerm]:
-        return {
-            "lane_keeping": lambda env: rw.lane_keeping(env.lane_offset),
-            "heading": lambda env: rw.heading(env.heading_error),
-            "clearance": lambda env: rw.clearance(env.gap),
-            "speed": lambda env: rw.speed(env.body_vel[:, 0], env.desired_speed),
-            "smoothness": lambda env: rw.smoothness(env.action, env.last_action),
-            "semantic": lambda env: rw.semantic_alignment(env.body_vel[:, 0], env.caption_speed),
-            "failure": lambda env: rw.failure(env.collided, env.off_road),
-        }
-
-    def terminated(self) -> np.ndarray:
+    def after_step(self) -> None:
         self.sums["e2"] += self.lane_offset**2
         self.sums["width"] += self.lane_width
         self.sums["speed"] += self.body_vel[:, 0]
         self.collided_any |= self.collided
         self.off_road_any |= self.off_road
+
+    def terminated(self) -> np.ndarray:
         return self.collided | self.off_road
 
     def _refresh_captions(self) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from simreal.tasks.terms import RewardTerm
+
 
 def lane_keeping(offset: np.ndarray) -> np.ndarray:
     """Up to 1.5 per step: sharp within 10 cm of the lane centre, with a tail that still
@@ -41,3 +43,47 @@ def semantic_alignment(forward_speed: np.ndarray, caption_speed: np.ndarray) -> 
 def failure(collided: np.ndarray, off_road: np.ndarray) -> np.ndarray:
     """1 on the step the car hits an obstacle or leaves the road: weighted negative."""
     return (collided | off_road).astype(np.float64)
+
+
+# -- the terms, read from a LaneKeepEnv's measurements of this step --------------------
+
+
+def lane_keeping_term(env) -> np.ndarray:
+    return lane_keeping(env.lane_offset)
+
+
+def heading_term(env) -> np.ndarray:
+    return heading(env.heading_error)
+
+
+def clearance_term(env) -> np.ndarray:
+    return clearance(env.gap)
+
+
+def speed_term(env) -> np.ndarray:
+    return speed(env.body_vel[:, 0], env.desired_speed)
+
+
+def smoothness_term(env) -> np.ndarray:
+    return smoothness(env.action, env.last_action)
+
+
+def semantic_term(env) -> np.ndarray:
+    return semantic_alignment(env.body_vel[:, 0], env.caption_speed)
+
+
+def failure_term(env) -> np.ndarray:
+    return failure(env.collided, env.off_road)
+
+
+REWARDS: tuple[RewardTerm, ...] = (
+    RewardTerm("lane_keeping", lane_keeping_term, weight=20.0),
+    RewardTerm("heading", heading_term, weight=-20.0),
+    RewardTerm("clearance", clearance_term, weight=-20.0),
+    RewardTerm("speed", speed_term, weight=10.0),
+    RewardTerm("smoothness", smoothness_term, weight=-4.0),
+    RewardTerm("semantic", semantic_term, weight=-2.0),
+    RewardTerm("failure", failure_term, weight=-400.0),
+)
+"""Default weights per second (at 20 Hz control: lane_keeping 1, heading -1, clearance -1,
+speed 0.5, smoothness -0.2, semantic -0.1, failure -20 per step)."""

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from simreal.tasks.quad_hover.rewards import REWARDS
 from simreal.tasks.quadrotor import QuadrotorConfig
-
-REWARD_TERMS = ("hover", "ang_vel", "action_rate")
+from simreal.tasks.terms import default_weights
 
 
 @dataclass
@@ -17,14 +17,9 @@ class QuadHoverConfig(QuadrotorConfig):
     ground. HoverAviary starts there (collision half-height + 0.1 m, zero velocity)."""
     max_xy: float = 1.5
     max_z: float = 2.0
-    reward_weights: dict[str, float] = field(default_factory=lambda: {"hover": 1.0})
+    reward_weights: dict[str, float] = field(default_factory=lambda: default_weights(REWARDS))
 
     def validate(self) -> None:
         super().validate()
         if not 0.0 <= self.start_height < self.max_z:
             raise ValueError(f"start_height must be in [0, max_z), got {self.start_height}")
-        unknown = set(self.reward_weights) - set(REWARD_TERMS)
-        if unknown:
-            raise ValueError(
-                f"reward_weights: unknown terms {sorted(unknown)}; known: {list(REWARD_TERMS)}"
-            )

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from simreal.tasks.env import RewardTerm
-from simreal.tasks.quad_hover import rewards
 from simreal.tasks.quad_hover.config import QuadHoverConfig
-from simreal.tasks.quad_hover.observations import POLICY_OBSERVATION, policy_observation
+from simreal.tasks.quad_hover.observations import (
+    POLICY_OBSERVATION,
+    POLICY_TERMS,
+    HoverReading,
+)
+from simreal.tasks.quad_hover.rewards import REWARDS
 from simreal.tasks.quadrotor import PRIVILEGED_OBSERVATION, QuadrotorEnv
 from simreal.tasks.quadrotor.env import rest_pose
 
@@ -15,6 +18,8 @@ from simreal.tasks.quadrotor.env import rest_pose
 class QuadHoverEnv(QuadrotorEnv):
     observation_layout = POLICY_OBSERVATION
     critic_observation_layout = POLICY_OBSERVATION + PRIVILEGED_OBSERVATION
+    policy_terms = POLICY_TERMS
+    reward_terms = REWARDS
     cfg: QuadHoverConfig
 
     def __init__(self, cfg: QuadHoverConfig, num_envs: int, **kwargs):
@@ -22,22 +27,14 @@ class QuadHoverEnv(QuadrotorEnv):
         self.position_error_sum = np.zeros(num_envs)
         super().__init__(cfg, num_envs, **kwargs)
 
-    def reward_weights(self) -> dict[str, float]:
-        return self.cfg.reward_weights
-
-    def reward_terms(self) -> dict[str, RewardTerm]:
-        return {
-            "hover": lambda env: rewards.hover(env.state.base_pos, env.target),
-            "ang_vel": lambda env: rewards.ang_vel(env.state.base_ang_vel),
-            "action_rate": lambda env: rewards.action_rate(env.action, env.last_action),
-        }
-
     def observe(self) -> tuple[np.ndarray, np.ndarray]:
-        return self.observe_with(policy_observation(self.state, self.target, self.action))
+        return self.observe_with(HoverReading(self.state, self.target, self.action))
+
+    def after_step(self) -> None:
+        self.position_error_sum += np.linalg.norm(self.target - self.state.base_pos, axis=1)
 
     def terminated(self) -> np.ndarray:
         pos = self.state.base_pos
-        self.position_error_sum += np.linalg.norm(self.target - pos, axis=1)
         c = self.cfg
         return (
             (np.abs(pos[:, 0]) > c.max_xy)

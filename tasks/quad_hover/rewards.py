@@ -1,8 +1,12 @@
-"""Reward terms of `quad-hover`: pure functions returning (num_envs,) unweighted values."""
+"""Reward terms of `quad-hover`: pure functions returning (num_envs,) unweighted values,
+listed once in REWARDS with their default weights (per second)."""
 
 from __future__ import annotations
 
 import numpy as np
+
+from simreal.tasks.quadrotor.rewards import action_rate_reward, ang_vel_reward
+from simreal.tasks.terms import RewardTerm
 
 
 def hover(base_pos: np.ndarray, target: np.ndarray) -> np.ndarray:
@@ -11,11 +15,13 @@ def hover(base_pos: np.ndarray, target: np.ndarray) -> np.ndarray:
     return np.maximum(0.0, 2.0 - d**4)
 
 
-def ang_vel(base_ang_vel: np.ndarray) -> np.ndarray:
-    """Squared body rate (rad^2/s^2), to be weighted negatively."""
-    return np.sum(np.square(base_ang_vel), axis=1)
+def hover_term(env) -> np.ndarray:
+    return hover(env.state.base_pos, env.target)
 
 
-def action_rate(action: np.ndarray, last_action: np.ndarray) -> np.ndarray:
-    """Squared change of the action between control steps, to be weighted negatively."""
-    return np.sum(np.square(action - last_action), axis=1)
+REWARDS: tuple[RewardTerm, ...] = (
+    RewardTerm("hover", hover_term, weight=30.0),
+    ang_vel_reward(),
+    action_rate_reward(),
+)
+"""HoverAviary's reward alone: 30 per second at 30 Hz control is its 1 per step."""

@@ -4,24 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from simreal.tasks.quad_swarm.rewards import REWARDS
 from simreal.tasks.quadrotor import QuadrotorConfig
 from simreal.tasks.quadrotor.controller import VelocityControllerGains
+from simreal.tasks.terms import default_weights
 
 ACTION_TYPES = ("velocity", "rpm")
 GOAL_ASSIGNMENTS = ("lanes", "random")
-
-REWARD_TERMS = (
-    "progress",
-    "path_progress",
-    "approach",
-    "distance",
-    "at_goal",
-    "collision",
-    "clearance",
-    "crash",
-    "speed",
-    "ang_vel",
-)
 
 
 @dataclass
@@ -107,20 +96,7 @@ class QuadSwarmConfig(QuadrotorConfig):
     closed on the goal along the shortest path round the columns, which a drone stalled
     in front of a column does not earn (weight 0 by default: the grid is then never
     built)."""
-    reward_weights: dict[str, float] = field(
-        default_factory=lambda: {
-            "progress": 2.0,
-            "path_progress": 0.0,
-            "approach": 1.0,
-            "distance": 0.0,
-            "at_goal": 0.5,
-            "collision": -10.0,
-            "clearance": -0.5,
-            "crash": -20.0,
-            "speed": -0.01,
-            "ang_vel": -0.002,
-        }
-    )
+    reward_weights: dict[str, float] = field(default_factory=lambda: default_weights(REWARDS))
     clearance_margin: float = 0.3
     """Free space (m) below which the clearance penalty starts, to drones and columns."""
     expert: ExpertConfig = field(default_factory=ExpertConfig)
@@ -161,8 +137,3 @@ class QuadSwarmConfig(QuadrotorConfig):
             raise ValueError(f"path_cell_m must lie in [0.02, 0.5] m, got {self.path_cell_m}")
         if self.neighbours < 1 or self.obstacles_seen < 1:
             raise ValueError("neighbours and obstacles_seen must be >= 1")
-        unknown = set(self.reward_weights) - set(REWARD_TERMS)
-        if unknown:
-            raise ValueError(
-                f"reward_weights: unknown terms {sorted(unknown)}; known: {list(REWARD_TERMS)}"
-            )

@@ -14,8 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from simreal.robots.crazyflie import CrazyflieParams, motor_thrust
-from simreal.tasks.env import RewardTerm, TaskEnv
-from simreal.tasks.quad_hover.rewards import ang_vel
+from simreal.tasks.env import TaskEnv
 from simreal.tasks.quad_swarm import expert, rewards
 from simreal.tasks.quad_swarm import observations as obs_terms
 from simreal.tasks.quad_swarm.config import QuadSwarmConfig
@@ -36,6 +35,7 @@ class QuadSwarmEnv(TaskEnv):
     robot = "crazyflie"
     agents_end_together = False
     cfg: QuadSwarmConfig
+    reward_terms = rewards.REWARDS
 
     def __init__(
         self,
@@ -139,36 +139,25 @@ class QuadSwarmEnv(TaskEnv):
         levels = (self.cfg.density[1], *self.cfg.curriculum)
         return levels[min(self.level, len(levels) - 1)]
 
-    def reward_weights(self) -> dict[str, float]:
-        return self.cfg.reward_weights
+    def path_dist(self) -> np.ndarray:
+        """(num_sims, num_drones) metres to the goal along the shortest path round the
+        columns (needs the path maps)."""
+        return path_distance(self.path_maps, self.floor, self.pos, self.goal)
 
-    def reward_terms(self) -> dict[str, RewardTerm]:
-        return {
-            "progress": lambda env: env._progress(),
-            "path_progress": lambda env: env._path_progress(),
-            "approach": lambda env: rewards.approach(env.goal_dist).ravel(),
-            "distance": lambda env: env.goal_dist.ravel(),
-            "at_goal": lambda env: (env.goal_dist < env.cfg.goal_radius).astype(float).ravel(),
-            "collision": lambda env: env.collisions.astype(float).ravel(),
-            "clearance": lambda env: env.near_miss.ravel(),
-            "crash": lambda env: env.crashed_now.astype(float).ravel(),
-            "speed": lambda env: rewards.speed(env.lin_vel).ravel(),
-            "ang_vel": lambda env: ang_vel(env.ang_vel.reshape(-1, 3)),
-        }
-
-    def _progress(self) -> np.ndarray:
-        """Metres closed on the goal this step, per drone."""
-        dist = self.goal_dist
-        progress = self.prev_goal_dist - dist
-        self.prev_goal_dist = dist
-        return progress.ravel()
-
-    def _path_progress(self) -> np.ndarray:
-        """Metres closed on the goal along the shortest path round the columns, per drone."""
-        dist = path_distance(self.path_maps, self.floor, self.pos, self.goal)
-        progress = self.prev_path_dist - dist
-        self.prev_path_dist = dist
-        return progress.ravel()
+    def after_step(self) -> None:
+        """Keep the distances the next step's progress terms difference against, and the
+        swarm's outcomes so far (crashes, first arrival; in evaluation a crashed drone
+        drops out)."""
+        if self._step_weights.get("progress", 0.0) != 0.0:
+            self.prev_goal_dist = self.goal_dist
+        if self._step_weights.get("path_progress", 0.0) != 0.0:
+            self.prev_path_dist = self.path_dist()
+        self.crashed_any |= self.crashed_now.any(axis=1)
+        arrived = (self.goal_dist < self.cfg.goal_radius).all(axis=1)
+        first = arrived & np.isnan(self.time_to_goal)
+        self.time_to_goal[first] = self.sim_step[first] * self.control_dt
+        if self.cfg.evaluation:
+            self.down |= self.crashed_now
 
     def _build_path_maps(self) -> None:
         s, n = self.num_sims, self.agents_per_sim
@@ -346,15 +335,11 @@ class QuadSwarmEnv(TaskEnv):
         return obs + noise.astype(np.float32), obs
 
     def terminated(self) -> np.ndarray:
-        """In training a drone that crashed this step ends its own episode (and respawns)."""
-        self.crashed_any |= self.crashed_now.any(axis=1)
-        arrived = (self.goal_dist < self.cfg.goal_radius).all(axis=1)
-        first = arrived & np.isnan(self.time_to_goal)
-        self.time_to_goal[first] = self.sim_step[first] * self.control_dt
+        """In training a drone that crashed this step ends its own episode (and respawns).
+        In evaluation every drone's episode runs to the end, so the swarm's outcome is
+        judged once, at the end, for all of its drones; a crashed drone drops out with
+        motors off (`after_step`)."""
         if self.cfg.evaluation:
-            # Every drone's episode runs to the end, so the swarm's outcome is judged once,
-            # at the end, for all of its drones; a crashed drone drops out with motors off.
-            self.down |= self.crashed_now
             return np.zeros(self.num_envs, dtype=bool)
         return self.crashed_now.ravel()
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from simreal.tasks.quad_swarm.neighbours import other_drones
+from simreal.tasks.quadrotor.rewards import ang_vel
+from simreal.tasks.terms import RewardTerm
 
 
 def approach(goal_dist: np.ndarray) -> np.ndarray:
@@ -53,3 +55,64 @@ def clearance(
     to_drone = (drone_gap - drone_collision) / margin
     to_column = (column_gap - drone_radius) / margin
     return np.clip(1.0 - np.minimum(to_drone, to_column), 0.0, 1.0)
+
+
+# -- the terms, read from a QuadSwarmEnv: one value per drone, flattened to (num_envs,) --
+
+
+def progress_term(env) -> np.ndarray:
+    """Metres closed on the goal since the last step (`after_step` keeps the last)."""
+    return (env.prev_goal_dist - env.goal_dist).ravel()
+
+
+def path_progress_term(env) -> np.ndarray:
+    """Metres closed on the goal along the shortest path round the columns."""
+    return (env.prev_path_dist - env.path_dist()).ravel()
+
+
+def approach_term(env) -> np.ndarray:
+    return approach(env.goal_dist).ravel()
+
+
+def distance_term(env) -> np.ndarray:
+    return env.goal_dist.ravel()
+
+
+def at_goal_term(env) -> np.ndarray:
+    return (env.goal_dist < env.cfg.goal_radius).astype(float).ravel()
+
+
+def collision_term(env) -> np.ndarray:
+    return env.collisions.astype(float).ravel()
+
+
+def clearance_term(env) -> np.ndarray:
+    return env.near_miss.ravel()
+
+
+def crash_term(env) -> np.ndarray:
+    return env.crashed_now.astype(float).ravel()
+
+
+def speed_term(env) -> np.ndarray:
+    return speed(env.lin_vel).ravel()
+
+
+def ang_vel_term(env) -> np.ndarray:
+    return ang_vel(env.ang_vel.reshape(-1, 3))
+
+
+REWARDS: tuple[RewardTerm, ...] = (
+    RewardTerm("progress", progress_term, weight=60.0),
+    RewardTerm("path_progress", path_progress_term, weight=0.0),
+    RewardTerm("approach", approach_term, weight=30.0),
+    RewardTerm("distance", distance_term, weight=0.0),
+    RewardTerm("at_goal", at_goal_term, weight=15.0),
+    RewardTerm("collision", collision_term, weight=-300.0),
+    RewardTerm("clearance", clearance_term, weight=-15.0),
+    RewardTerm("crash", crash_term, weight=-600.0),
+    RewardTerm("speed", speed_term, weight=-0.3),
+    RewardTerm("ang_vel", ang_vel_term, weight=-0.06),
+)
+"""Default weights per second (at 30 Hz control: progress 2, approach 1, at_goal 0.5,
+collision -10, clearance -0.5, crash -20, speed -0.01, ang_vel -0.002 per step)."""

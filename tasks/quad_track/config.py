@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from simreal.tasks.quad_track.references import KINDS
+from simreal.tasks.quad_track.rewards import REWARDS
 from simreal.tasks.quadrotor import QuadrotorConfig
-
-REWARD_TERMS = ("tracking", "ang_vel", "action_rate")
+from simreal.tasks.terms import default_weights
 
 
 @dataclass
@@ -28,9 +28,7 @@ class QuadTrackConfig(QuadrotorConfig):
     """Tracking error (m) beyond which the episode ends as a failure."""
     start_noise: float = 0.1
     """Training starts this far (m, and m/s) off the reference, uniformly per axis."""
-    reward_weights: dict[str, float] = field(
-        default_factory=lambda: {"tracking": 1.0, "ang_vel": -0.002}
-    )
+    reward_weights: dict[str, float] = field(default_factory=lambda: default_weights(REWARDS))
 
     def validate(self) -> None:
         super().validate()
@@ -45,8 +43,3 @@ class QuadTrackConfig(QuadrotorConfig):
             raise ValueError("period_s and eval_period_s must be positive")
         if self.preview_steps < 0 or self.preview_dt_s <= 0:
             raise ValueError("preview_steps must be >= 0 and preview_dt_s > 0")
-        unknown_terms = set(self.reward_weights) - set(REWARD_TERMS)
-        if unknown_terms:
-            raise ValueError(
-                f"reward_weights: unknown terms {sorted(unknown_terms)}; known: {list(REWARD_TERMS)}"
-            )

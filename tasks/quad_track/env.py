@@ -4,22 +4,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from simreal.tasks.env import RewardTerm
-from simreal.tasks.quad_hover.rewards import action_rate, ang_vel
 from simreal.tasks.quad_track import references as ref
 from simreal.tasks.quad_track.config import QuadTrackConfig
-from simreal.tasks.quad_track.observations import observation_layout, policy_observation
-from simreal.tasks.quad_track.rewards import tracking
+from simreal.tasks.quad_track.observations import TrackReading, policy_terms
+from simreal.tasks.quad_track.rewards import REWARDS
 from simreal.tasks.quadrotor import PRIVILEGED_OBSERVATION, QuadrotorEnv
+from simreal.tasks.terms import layout
 
 CRASH_HEIGHT = 0.05
 
 
 class QuadTrackEnv(QuadrotorEnv):
     cfg: QuadTrackConfig
+    reward_terms = REWARDS
 
     def __init__(self, cfg: QuadTrackConfig, num_envs: int, **kwargs):
-        self.observation_layout = observation_layout(cfg.preview_steps)
+        self.policy_terms = policy_terms(cfg.preview_steps)
+        self.observation_layout = layout(self.policy_terms)
         self.critic_observation_layout = self.observation_layout + PRIVILEGED_OBSERVATION
         self.error_sq_sum = np.zeros(num_envs)
         self.error_max = np.zeros(num_envs)
@@ -54,32 +55,25 @@ class QuadTrackEnv(QuadrotorEnv):
             ref.position(self.reference, self.time_s) - self.state.base_pos, axis=1
         )
 
-    def reward_weights(self) -> dict[str, float]:
-        return self.cfg.reward_weights
-
-    def reward_terms(self) -> dict[str, RewardTerm]:
-        return {
-            "tracking": lambda env: tracking(env.tracking_error()),
-            "ang_vel": lambda env: ang_vel(env.state.base_ang_vel),
-            "action_rate": lambda env: action_rate(env.action, env.last_action),
-        }
-
     def observe(self) -> tuple[np.ndarray, np.ndarray]:
         t = self.time_s
         preview_t = t[:, None] + self.preview_offsets[None, :]
-        obs = policy_observation(
+        reading = TrackReading(
             self.state,
             ref.position(self.reference, t),
             ref.position(self.reference, preview_t),
             ref.velocity(self.reference, t),
             self.action,
         )
-        return self.observe_with(obs)
+        return self.observe_with(reading)
 
-    def terminated(self) -> np.ndarray:
+    def after_step(self) -> None:
         error = self.tracking_error()
         self.error_sq_sum += error**2
         self.error_max = np.maximum(self.error_max, error)
+
+    def terminated(self) -> np.ndarray:
+        error = self.tracking_error()
         return (
             (error > self.cfg.max_error)
             | (self.state.base_pos[:, 2] < CRASH_HEIGHT)

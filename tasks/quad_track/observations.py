@@ -5,21 +5,53 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from simreal.tasks.quadrotor import QuadState, base_rot
+from simreal.tasks.quadrotor import QuadState
+from simreal.tasks.quadrotor.observations import NOISE, OWN_STATE_TERMS
+from simreal.tasks.terms import ObservationTerm, layout, observe
+
+
+@dataclass
+class TrackReading:
+    """What the observation is computed from: the drone's state, the reference now
+    (N, 3), its preview (N, K, 3) and velocity (N, 3), and the previous action (N, 4)."""
+
+    state: QuadState
+    ref_pos: np.ndarray
+    ref_preview: np.ndarray
+    ref_vel: np.ndarray
+    last_action: np.ndarray
+
+
+def ref_pos_error(r: TrackReading) -> np.ndarray:
+    return r.ref_pos - r.state.base_pos
+
+
+def ref_preview_error(r: TrackReading) -> np.ndarray:
+    pos = r.state.base_pos
+    return (r.ref_preview - pos[:, None, :]).reshape(pos.shape[0], -1)
+
+
+def ref_vel(r: TrackReading) -> np.ndarray:
+    return r.ref_vel
+
+
+def policy_terms(preview_steps: int) -> tuple[ObservationTerm, ...]:
+    """The reference now, its preview and velocity, all relative to the drone, then the
+    drone's own state: 25 + 3 * preview_steps values."""
+    return (
+        ObservationTerm("ref_pos_error", 3, ref_pos_error, NOISE),
+        ObservationTerm("ref_preview_error", 3 * preview_steps, ref_preview_error, NOISE),
+        ObservationTerm("ref_vel", 3, ref_vel, NOISE),
+        *OWN_STATE_TERMS,
+    )
 
 
 def observation_layout(preview_steps: int) -> tuple[tuple[str, int], ...]:
-    return (
-        ("ref_pos_error", 3),
-        ("ref_preview_error", 3 * preview_steps),
-        ("ref_vel", 3),
-        ("base_rot", 9),
-        ("base_lin_vel", 3),
-        ("base_ang_vel", 3),
-        ("last_action", 4),
-    )
+    return layout(policy_terms(preview_steps))
 
 
 def policy_observation(
@@ -29,19 +61,6 @@ def policy_observation(
     ref_vel: np.ndarray,
     last_action: np.ndarray,
 ) -> np.ndarray:
-    """(N, 25 + 3K) float32: reference now (N, 3), preview (N, K, 3) and its velocity,
-    all relative to the drone, then the drone's own state."""
-    pos = state.base_pos
-    return np.concatenate(
-        [
-            ref_pos - pos,
-            (ref_preview - pos[:, None, :]).reshape(pos.shape[0], -1),
-            ref_vel,
-            base_rot(state),
-            state.base_lin_vel,
-            state.base_ang_vel,
-            last_action,
-        ],
-        axis=1,
-        dtype=np.float32,
-    )
+    """(N, 25 + 3K) float32 in policy_terms(K) order."""
+    reading = TrackReading(state, ref_pos, ref_preview, ref_vel, last_action)
+    return observe(policy_terms(ref_preview.shape[1]), reading)

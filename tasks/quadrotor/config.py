@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
+
+from simreal.tasks.terms import WEIGHTS_UNIT, check_unit, upgrade_per_step_config
 
 
 @dataclass
@@ -71,6 +74,19 @@ class QuadrotorConfig:
     """Roll or pitch (rad) beyond which the episode ends as a failure."""
     physics: QuadPhysics = field(default_factory=QuadPhysics)
     randomization: QuadRandomization = field(default_factory=QuadRandomization)
+    reward_weights_unit: str = WEIGHTS_UNIT
+    """Reward weights are per second (`tasks/terms.py`); saved with the config so that a
+    config from before, per control step, is recognised and upgraded when loaded."""
+
+    @staticmethod
+    def upgrade_plain(plain: dict[str, Any]) -> dict[str, Any]:
+        """A saved config with per-step weights, upgraded to per-second ones (same returns)."""
+        return upgrade_per_step_config(plain, plain.get("control_hz", 30))
+
+    @property
+    def control_dt(self) -> float:
+        """The nominal control period (s): reward weights (per second) are multiplied by it."""
+        return 1.0 / self.control_hz
 
     @property
     def decimation(self) -> int:
@@ -97,4 +113,5 @@ class QuadrotorConfig:
             )
         if self.physics.downwash:
             raise ValueError("physics.downwash needs several drones per simulation (quad-swarm)")
+        check_unit(self.reward_weights_unit)
         self.randomization.validate()

@@ -19,6 +19,7 @@ from simreal.tasks.quadrotor import airframe
 from simreal.tasks.quadrotor.config import QuadrotorConfig
 from simreal.tasks.quadrotor.state import QuadState
 from simreal.tasks.rotations import quat_from_roll_pitch_yaw, quat_to_matrix, roll_pitch
+from simreal.tasks.terms import ObservationTerm, noise_scale, observe
 
 BASE_BODY = 1
 RPM_TO_RAD_S = 2.0 * np.pi / 60.0
@@ -27,9 +28,11 @@ RPM_TO_RAD_S = 2.0 * np.pi / 60.0
 class QuadrotorEnv(TaskEnv):
     """Per-motor RPM control of a Crazyflie; one action group, `motors`.
 
-    Subclasses define the observation, rewards, terminations beyond tilting over, and
-    the evaluation start (`start_pose`).
+    Subclasses define the observation (`policy_terms`, read from the task's reading),
+    rewards, terminations beyond tilting over, and the evaluation start (`start_pose`).
     """
+
+    policy_terms: tuple[ObservationTerm, ...]
 
     robot = "crazyflie"
     action_groups: ClassVar[dict[str, tuple[int, ...]]] = {"motors": (0, 1, 2, 3)}
@@ -136,12 +139,14 @@ class QuadrotorEnv(TaskEnv):
             [*self.scales.values(), self.motor_lag_s, self.latency_steps.astype(np.float64)], axis=1
         )
 
-    def observe_with(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Policy observation (noisy when randomizing) and critic observation (clean)."""
+    def observe_with(self, reading) -> tuple[np.ndarray, np.ndarray]:
+        """Policy observation of `reading` from `policy_terms` (noisy when randomizing)
+        and critic observation (clean, then the privileged terms)."""
+        obs = observe(self.policy_terms, reading)
         critic = np.concatenate([obs, self.privileged_observation()], axis=1, dtype=np.float32)
-        std = self.cfg.randomization.obs_noise_std
-        if self.randomize and std > 0:
-            obs = obs + self.rng.normal(0.0, std, obs.shape).astype(np.float32)
+        if self.randomize and self.cfg.randomization.obs_noise_std > 0:
+            scale = noise_scale(self.policy_terms, self.cfg.randomization)
+            obs = obs + (self.rng.normal(size=obs.shape) * scale).astype(np.float32)
         return obs, critic
 
     def tilted_over(self) -> np.ndarray:

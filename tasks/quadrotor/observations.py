@@ -1,0 +1,40 @@
+"""Observation terms every Crazyflie task shares: the drone's own state and its last
+action, read from a task's reading (any object with `state: QuadState` and
+`last_action`). Noise: the randomization's `obs_noise_std`, on every term."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from simreal.tasks.quadrotor.state import base_rot
+from simreal.tasks.terms import ObservationTerm
+
+NOISE = "obs_noise_std"
+
+
+def rotation(r) -> np.ndarray:
+    return base_rot(r.state)
+
+
+def lin_vel(r) -> np.ndarray:
+    """World-frame velocity (m/s)."""
+    return r.state.base_lin_vel
+
+
+def ang_vel(r) -> np.ndarray:
+    """Body rates (rad/s)."""
+    return r.state.base_ang_vel
+
+
+def last_action(r) -> np.ndarray:
+    return r.last_action
+
+
+OWN_STATE_TERMS: tuple[ObservationTerm, ...] = (
+    ObservationTerm("base_rot", 9, rotation, NOISE),
+    ObservationTerm("base_lin_vel", 3, lin_vel, NOISE),
+    ObservationTerm("base_ang_vel", 3, ang_vel, NOISE),
+    ObservationTerm("last_action", 4, last_action, NOISE),
+)
+"""The drone's attitude (rotation matrix, row-major: no angle wrap-around to learn),
+velocity, body rates and last action, after a task's own terms."""

@@ -1,0 +1,130 @@
+"""Observation and reward terms, declared once as data.
+
+A task lists its terms in one place (its `observations.py` and `rewards.py`); everything
+that used to repeat a term's name is derived from that list: the observation layout and
+the ONNX `observation_names`, the observation noise, the reward weights a config accepts,
+the per-term reward logs and the weighted sum (`TaskEnv`).
+
+Reward weights are per second. The environment multiplies each weight by the task's
+nominal control period (`cfg.control_dt`), so a weight means the same whatever the
+control rate: a term of value 1 held for one second earns its weight. The terms are
+frozen and never changed after construction; a config overrides a weight by name
+(`--set task.reward_weights.NAME=W`), never the term itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class ObservationTerm:
+    """One named block of an observation vector.
+
+    `func(inputs)` returns the block, (N, size), from whatever the task observes from
+    (a sensor reading in the robot's own words, e.g. `G1Reading`), the same object in
+    training, evaluation and on the robot. `noise` names the field of the task's
+    randomization config that holds this block's Gaussian noise std (None: never noisy).
+    """
+
+    name: str
+    size: int
+    func: Callable[[Any], np.ndarray]
+    noise: str | None = None
+
+
+@dataclass(frozen=True)
+class RewardTerm:
+    """One named reward: `func(env, **params)` returns its (num_envs,) unweighted value
+    from the environment's state, without changing that state.
+
+    `weight` is the default weight per second; None leaves the term out of the default
+    weights (not computed, not logged) until a config names it.
+    """
+
+    name: str
+    func: Callable[..., np.ndarray]
+    weight: float | None = None
+    params: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+    def __call__(self, env: Any) -> np.ndarray:
+        return self.func(env, **self.params)
+
+
+def layout(terms: Iterable[ObservationTerm]) -> tuple[tuple[str, int], ...]:
+    """(name, size) of each term in order: the observation layout and ONNX names."""
+    return tuple((term.name, term.size) for term in terms)
+
+
+def observe(terms: Iterable[ObservationTerm], inputs: Any) -> np.ndarray:
+    """The terms evaluated on `inputs`, concatenated in order, float32 (N, sum of sizes)."""
+    return np.concatenate([term.func(inputs) for term in terms], axis=1, dtype=np.float32)
+
+
+def noise_scale(terms: Iterable[ObservationTerm], randomization: Any) -> np.ndarray:
+    """Per-entry noise std (float64) of the observation: each term's `noise` field read
+    from `randomization`, 0 for a term without noise."""
+    return np.concatenate(
+        [
+            np.full(term.size, 0.0 if term.noise is None else getattr(randomization, term.noise))
+            for term in terms
+        ]
+    )
+
+
+def default_weights(terms: Iterable[RewardTerm]) -> dict[str, float]:
+    """The default `reward_weights` of a config (per second), in the terms' order."""
+    return {term.name: term.weight for term in terms if term.weight is not None}
+
+
+def check_weights(weights: Mapping[str, float], terms: Iterable[RewardTerm]) -> None:
+    """Refuse weights of terms the task does not define, naming them and the known ones."""
+    known = [term.name for term in terms]
+    unknown = [name for name in weights if name not in known]
+    if unknown:
+        raise ValueError(f"reward_weights: unknown terms {unknown}; known: {known}")
+
+
+def step_weights(weights: Mapping[str, float], control_dt: float) -> dict[str, float]:
+    """Weights per control step: each per-second weight times the control period."""
+    return {name: weight * control_dt for name, weight in weights.items()}
+
+
+WEIGHTS_UNIT = "per_second"
+"""The unit of every config's `reward_weights`, saved with the config (`reward_weights_unit`)."""
+
+
+def upgrade_per_step_config(plain: dict[str, Any], control_hz: float) -> dict[str, Any]:
+    """A saved config whose reward weights were per control step (it predates
+    `reward_weights_unit`), with its weights per second: each weight w becomes the
+    per-second weight W whose product W * (1 / control_hz) is w exactly, so that a policy
+    saved then evaluates to the same returns now. Configs that carry the unit pass
+    unchanged."""
+    if "reward_weights_unit" in plain or "reward_weights" not in plain:
+        return plain
+    dt = 1.0 / control_hz
+    weights = {name: _per_second(w, dt, control_hz) for name, w in plain["reward_weights"].items()}
+    return {**plain, "reward_weights": weights, "reward_weights_unit": WEIGHTS_UNIT}
+
+
+def _per_second(per_step: float, dt: float, hz: float) -> float:
+    """The float W nearest per_step * hz with W * dt == per_step, if one lies within a few
+    ulps (it does for every weight saved so far); else per_step * hz."""
+    guess = float(per_step) * hz
+    candidates = [guess]
+    for direction in (np.inf, -np.inf):
+        w = guess
+        for _ in range(4):
+            w = float(np.nextafter(w, direction))
+            candidates.append(w)
+    exact = [w for w in candidates if w * dt == per_step]
+    return exact[0] if exact else guess
+
+
+def check_unit(unit: str) -> None:
+    if unit != WEIGHTS_UNIT:
+        raise ValueError(f"reward_weights_unit: {unit!r}; weights are {WEIGHTS_UNIT!r}")

@@ -1,0 +1,130 @@
+"""Task terms declared once (tasks/terms.py): what the environment derives from the list."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from simreal.config import ConfigError, from_plain
+from simreal.tasks.lane_keep import LaneKeepConfig
+from simreal.tasks.quad_hover import QuadHoverConfig, QuadHoverEnv
+from simreal.tasks.quad_hover.rewards import hover
+from simreal.tasks.quad_swarm import QuadSwarmConfig, QuadSwarmEnv
+from simreal.tasks.quad_swarm.rewards import progress_term
+from simreal.tasks.terms import (
+    ObservationTerm,
+    RewardTerm,
+    check_weights,
+    default_weights,
+    layout,
+    noise_scale,
+    observe,
+    step_weights,
+)
+
+
+class Noise:
+    gyro_noise = 0.1
+    joint_noise = 0.5
+
+
+TERMS = (
+    ObservationTerm("gyro", 3, lambda x: x["gyro"], noise="gyro_noise"),
+    ObservationTerm("flag", 1, lambda x: x["flag"]),
+    ObservationTerm("joints", 2, lambda x: x["joints"], noise="joint_noise"),
+)
+
+
+def test_layout_and_observation_follow_the_term_list_in_order():
+    inputs = {
+        "gyro": np.array([[1.0, 2.0, 3.0]]),
+        "flag": np.array([[9.0]]),
+        "joints": np.array([[-1.0, -2.0]]),
+    }
+    assert layout(TERMS) == (("gyro", 3), ("flag", 1), ("joints", 2))
+    obs = observe(TERMS, inputs)
+    assert obs.dtype == np.float32
+    np.testing.assert_array_equal(obs, [[1, 2, 3, 9, -1, -2]])
+    np.testing.assert_array_equal(observe(TERMS[::-1], inputs), [[-1, -2, 9, 1, 2, 3]])
+
+
+def test_noise_scale_reads_each_terms_field_and_leaves_clean_terms_clean():
+    scale = noise_scale(TERMS, Noise())
+    np.testing.assert_allclose(scale, [0.1, 0.1, 0.1, 0.0, 0.5, 0.5])
+
+
+def test_terms_are_frozen():
+    term = RewardTerm("alive", lambda env: np.ones(1), weight=1.0)
+    with pytest.raises(AttributeError):
+        term.weight = 2.0  # type: ignore[misc]
+
+
+def test_unknown_weight_names_the_term_and_the_known_ones():
+    terms = (RewardTerm("alive", lambda env: 1.0), RewardTerm("upright", lambda env: 1.0))
+    check_weights({"alive": 1.0}, terms)
+    with pytest.raises(ValueError, match=r"unknown terms \['uprite'\].*alive.*upright"):
+        check_weights({"alive": 1.0, "uprite": 0.5}, terms)
+
+
+def test_a_task_refuses_an_unknown_reward_weight_when_built():
+    cfg = QuadHoverConfig(reward_weights={"hover": 30.0, "hoover": 1.0})
+    with pytest.raises(ValueError, match=r"\['hoover'\].*hover.*ang_vel.*action_rate"):
+        QuadHoverEnv(cfg, num_envs=1)
+
+
+def test_default_weights_keep_the_list_order_and_skip_terms_without_a_weight():
+    terms = (
+        RewardTerm("b", lambda env: 1.0, weight=2.0),
+        RewardTerm("a", lambda env: 1.0),
+        RewardTerm("c", lambda env: 1.0, weight=0.0),
+    )
+    assert list(default_weights(terms).items()) == [("b", 2.0), ("c", 0.0)]
+
+
+def test_weights_are_per_second_times_the_control_period():
+    assert step_weights({"a": 10.0, "b": -4.0}, 0.05) == {"a": 0.5, "b": -0.2}
+    env = QuadHoverEnv(QuadHoverConfig(), num_envs=2, seed=0)
+    # HoverAviary's reward, 1 per step, is 30 per second at 30 Hz control, exactly
+    assert env.cfg.reward_weights == {"hover": 30.0}
+    assert env.reward_weights() == {"hover": 1.0}
+    env.reset()
+    step = env.step(np.zeros((2, 4), dtype=np.float32))
+    expected = hover(env.state.base_pos, env.target).astype(np.float32)
+    np.testing.assert_array_equal(step.reward, expected)
+    slow = QuadHoverEnv(QuadHoverConfig(control_hz=15, physics_hz=240), num_envs=1)
+    assert slow.reward_weights() == {"hover": 2.0}  # the same weight earns twice per step
+
+
+def test_a_config_saved_with_per_step_weights_loads_with_the_same_step_weights():
+    old = {"control_hz": 30, "reward_weights": {"hover": 1.0, "ang_vel": -0.002}}
+    cfg = from_plain(QuadHoverConfig, old, "task.")
+    assert cfg.reward_weights == {"hover": 30.0, "ang_vel": -0.06}
+    assert {k: w * cfg.control_dt for k, w in cfg.reward_weights.items()} == old["reward_weights"]
+    lane = from_plain(LaneKeepConfig, {"reward_weights": {"failure": -20.0}}, "task.")
+    assert lane.reward_weights == {"failure": -400.0}
+    new = {"reward_weights": {"hover": 1.0}, "reward_weights_unit": "per_second"}
+    assert from_plain(QuadHoverConfig, new, "task.").reward_weights == {"hover": 1.0}
+    with pytest.raises(ConfigError, match="reward_weights_unit"):
+        from_plain(QuadHoverConfig, {"reward_weights_unit": "per_step"}, "task.")
+
+
+def test_metrics_are_gathered_after_the_step_not_by_terminated():
+    env = QuadHoverEnv(QuadHoverConfig(evaluation=True), num_envs=2, seed=0)
+    env.reset()
+    env.step(np.zeros((2, 4), dtype=np.float32))
+    total = env.position_error_sum.copy()
+    assert np.all(total > 0)
+    env.terminated()
+    env.terminated()  # asking again changes nothing
+    np.testing.assert_array_equal(env.position_error_sum, total)
+
+
+def test_swarm_progress_is_pure_and_the_step_keeps_the_distance():
+    env = QuadSwarmEnv(QuadSwarmConfig(num_drones=2), num_envs=1, seed=0, num_threads=1)
+    env.reset()
+    env.step(np.full((2, env.num_actions), 0.5, dtype=np.float32))
+    np.testing.assert_array_equal(env.prev_goal_dist, env.goal_dist)
+    env.prev_goal_dist = env.goal_dist + 0.25
+    first, second = progress_term(env), progress_term(env)
+    np.testing.assert_allclose(first, 0.25)
+    np.testing.assert_array_equal(first, second)
