@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from simreal.tasks.dex_track import DexTrackConfig, DexTrackEnv
+from simreal.tasks.dex_track.config import TRAIN_DEFAULTS as DEX_TRAIN
 from simreal.tasks.env import TaskEnv
+from simreal.tasks.g1.config import G1_TRAIN_DEFAULTS
 from simreal.tasks.g1_force import G1ForceConfig, G1ForceEnv
 from simreal.tasks.g1_pull import G1PullConfig, G1PullEnv
+from simreal.tasks.g1_pull.config import TRAIN_DEFAULTS as PULL_TRAIN
 from simreal.tasks.lane_keep import LaneKeepConfig, LaneKeepEnv
+from simreal.tasks.lane_keep.config import TRAIN_DEFAULTS as LANE_TRAIN
 from simreal.tasks.quad_hover import QuadHoverConfig, QuadHoverEnv
 from simreal.tasks.quad_swarm import QuadSwarmConfig, QuadSwarmEnv
+from simreal.tasks.quad_swarm.config import TRAIN_DEFAULTS as SWARM_TRAIN
 from simreal.tasks.quad_track import QuadTrackConfig, QuadTrackEnv
+from simreal.tasks.train_defaults import TrainDefaults
 
 
 @dataclass(frozen=True)
@@ -22,20 +28,15 @@ class TaskSpec:
     robot: str
     config_cls: type
     env_cls: type[TaskEnv]
-    train_defaults: tuple[str, ...] = ()
-    """`train.` overrides (KEY=VALUE) that suit this task better than the generic defaults;
-    the user's --set and flags still win."""
+    training: TrainDefaults = field(default_factory=TrainDefaults)
+    """Training settings that suit this task better than the generic defaults, declared
+    next to its config; the user's --set and flags still win."""
 
+    @property
+    def train_defaults(self) -> tuple[str, ...]:
+        """`training` as `train.` overrides (KEY=VALUE), applied before the user's."""
+        return self.training.overrides()
 
-G1_TRAIN_DEFAULTS = (
-    "num_envs=256",
-    "ppo.num_steps_per_env=24",
-    "model.actor_hidden=[256, 128]",
-    "model.critic_hidden=[256, 128]",
-    "model.init_std=0.5",
-    "eval_interval=20",
-)
-"""Training defaults of the G1 tasks: one network shape, so policies carry over between them."""
 
 TASKS: dict[str, TaskSpec] = {
     spec.name: spec
@@ -63,24 +64,7 @@ TASKS: dict[str, TaskSpec] = {
             "crazyflie",
             QuadSwarmConfig,
             QuadSwarmEnv,
-            train_defaults=(
-                # 32 simulations of 8 drones: 256 policy rows, 8k samples per update, and
-                # 8 epochs at 1e-3: on this CPU the update, not the simulation, is the cost,
-                # and more updates per sample learnt faster than more samples per update.
-                "num_envs=32",
-                "ppo.num_epochs=8",
-                "torch_threads=2",  # attention updates gain from a second core
-                "model.attention_dim=32",
-                # Velocity actions saturate at +-1 when a drone races for its goal, so an
-                # entropy bonus inflates the std at no cost there (1.2 after 10 M steps
-                # with 0.003) until the noise crashes drones among the columns: no entropy
-                # bonus, std 0.3 (+-0.45 m/s), and a fixed rate (the adaptive one swung
-                # between 1e-5 and 1e-2 on the noisy KL of the attention policy).
-                "model.init_std=0.3",
-                "ppo.entropy_coef=0.0",
-                "ppo.schedule=fixed",
-                "ppo.learning_rate=0.001",
-            ),
+            training=SWARM_TRAIN,
         ),
         TaskSpec(
             "g1-force",
@@ -90,7 +74,7 @@ TASKS: dict[str, TaskSpec] = {
             "g1",
             G1ForceConfig,
             G1ForceEnv,
-            train_defaults=G1_TRAIN_DEFAULTS,
+            training=G1_TRAIN_DEFAULTS,
         ),
         TaskSpec(
             "g1-pull",
@@ -100,8 +84,7 @@ TASKS: dict[str, TaskSpec] = {
             "g1",
             G1PullConfig,
             G1PullEnv,
-            # g1-force's network and rollout, so its policies warm-start this task.
-            train_defaults=(*G1_TRAIN_DEFAULTS, "eval_episodes=8"),
+            training=PULL_TRAIN,
         ),
         TaskSpec(
             "dex-track",
@@ -112,19 +95,7 @@ TASKS: dict[str, TaskSpec] = {
             "allegro",
             DexTrackConfig,
             DexTrackEnv,
-            train_defaults=(
-                "num_envs=128",
-                "eval_episodes=64",
-                "eval_interval=20",
-                "ppo.num_steps_per_env=32",
-                # 22 action dimensions: the adaptive-KL rate sank to its floor (1e-5) and
-                # stayed there in the first runs; a fixed rate keeps the actor learning.
-                "ppo.schedule=fixed",
-                "ppo.learning_rate=0.0003",
-                "model.actor_hidden=[256, 128]",
-                "model.critic_hidden=[256, 128]",
-                "model.init_std=0.2",
-            ),
+            training=DEX_TRAIN,
         ),
         TaskSpec(
             "lane-keep",
@@ -134,14 +105,7 @@ TASKS: dict[str, TaskSpec] = {
             "car",
             LaneKeepConfig,
             LaneKeepEnv,
-            train_defaults=(
-                "num_envs=64",
-                "eval_episodes=16",
-                "model.actor_hidden=[128, 128]",
-                "model.critic_hidden=[128, 128]",
-                "ppo.num_steps_per_env=32",
-                "ppo.gamma=0.98",
-            ),
+            training=LANE_TRAIN,
         ),
     )
 }

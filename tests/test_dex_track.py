@@ -120,7 +120,7 @@ def test_generated_references_are_feasible_and_grasp_before_lifting(reference: R
 
 
 def test_feasibility_check_reports_interpenetration_and_missing_contact(reference: Reference):
-    from simreal.tasks.dex_track.frames import quat_rotate
+    from simreal.tasks.rotations import quat_rotate
 
     # The object 2.5 cm further along the hand's x: into the closed fingers.
     ahead = quat_rotate(reference.wrist_quat, np.array([0.025, 0.0, 0.0]))

@@ -12,18 +12,15 @@ import pytest
 
 from simreal.robots.g1 import ACTUATORS, DEFAULT_JOINT_POS, JOINT_NAMES
 from simreal.tasks import make_env
-from simreal.tasks.g1_force import (
+from simreal.tasks.g1 import (
     ACTION_GROUPS,
     POLICY_OBSERVATION,
     PRIVILEGED_OBSERVATION,
-    ForceConfig,
-    ForceSchedule,
-    G1ForceConfig,
-    G1ForceEnv,
     fat2_target_tilt,
     torso_lean,
 )
-from simreal.tasks.g1_force.fat2 import GRAVITY
+from simreal.tasks.g1.fat2 import GRAVITY
+from simreal.tasks.g1_force import ForceConfig, ForceSchedule, G1ForceConfig, G1ForceEnv
 
 
 def make(num_envs: int = 4, **fields) -> G1ForceEnv:

@@ -20,9 +20,9 @@ from simreal.policies.config import ModelConfig
 from simreal.policies.evaluate import evaluate
 from simreal.policies.models import ActorCritic
 from simreal.tasks import get_task, make_env
-from simreal.tasks.g1_force import POLICY_OBSERVATION, PRIVILEGED_OBSERVATION, G1ForceEnv
-from simreal.tasks.g1_force.curriculum import FallRateCurriculum, PerSimulationCurriculum
-from simreal.tasks.g1_force.observations import policy_observation
+from simreal.tasks.curriculum import FallRateCurriculum, PerSimulationCurriculum
+from simreal.tasks.g1 import POLICY_OBSERVATION, PRIVILEGED_OBSERVATION, policy_observation
+from simreal.tasks.g1_force import G1ForceEnv
 from simreal.tasks.g1_pull import (
     COMMAND_OBSERVATION,
     EvalPullConfig,

@@ -7,6 +7,21 @@ from dataclasses import dataclass, field
 from simreal.tasks.dex_track.objects import OBJECT_TYPES
 from simreal.tasks.dex_track.rewards import REWARDS
 from simreal.tasks.terms import default_weights
+from simreal.tasks.train_defaults import TrainDefaults
+
+TRAIN_DEFAULTS = TrainDefaults(
+    num_envs=128,
+    eval_episodes=64,
+    eval_interval=20,
+    num_steps_per_env=32,
+    # 22 action dimensions: the adaptive-KL rate sank to its floor (1e-5) and stayed there
+    # in the first runs; a fixed rate keeps the actor learning.
+    schedule="fixed",
+    learning_rate=0.0003,
+    actor_hidden=(256, 128),
+    critic_hidden=(256, 128),
+    init_std=0.2,
+)
 
 
 @dataclass

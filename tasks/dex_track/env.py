@@ -30,6 +30,7 @@ import numpy as np
 
 from simreal.robots.allegro import FINGERTIP_SITES, JOINT_NAMES, joint_limits, servo
 from simreal.sim.engine import sensor_view
+from simreal.tasks.curriculum import FallRateCurriculum
 from simreal.tasks.dex_track import objects as ob
 from simreal.tasks.dex_track import rewards
 from simreal.tasks.dex_track.config import DexTrackConfig
@@ -40,7 +41,6 @@ from simreal.tasks.dex_track.dataset import (
     load_split,
     stack,
 )
-from simreal.tasks.dex_track.frames import quat_angle
 from simreal.tasks.dex_track.generator import MOTIONS
 from simreal.tasks.dex_track.metrics import tracking_metrics
 from simreal.tasks.dex_track.observations import (
@@ -52,7 +52,7 @@ from simreal.tasks.dex_track.observations import (
 )
 from simreal.tasks.dex_track.scene import build_scene
 from simreal.tasks.env import TaskEnv
-from simreal.tasks.g1_force.curriculum import FallRateCurriculum
+from simreal.tasks.rotations import quat_angle
 
 ACTION_GROUPS: dict[str, tuple[int, ...]] = {
     "wrist": tuple(range(6)),

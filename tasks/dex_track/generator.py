@@ -25,9 +25,9 @@ import numpy as np
 
 from simreal.robots.allegro import FINGERTIP_SITES
 from simreal.tasks.dex_track import objects as ob
-from simreal.tasks.dex_track.frames import quat_from_axis_angle, quat_mul, quat_rotate
 from simreal.tasks.dex_track.grasp import Feasibility, check_feasible, finger_synergy, plan_grasp
 from simreal.tasks.dex_track.references import Reference
+from simreal.tasks.rotations import quat_from_axis_angle, quat_mul, quat_rotate
 
 MOTIONS = ("lift", "rotate", "translate", "place", "regrasp")
 """In order of difficulty (the curriculum unlocks them in turn)."""

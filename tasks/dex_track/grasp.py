@@ -23,8 +23,9 @@ import numpy as np
 
 from simreal.robots.allegro import FINGERS
 from simreal.tasks.dex_track import objects as ob
-from simreal.tasks.dex_track.frames import quat_from_axis_angle, wrist_joints, wrist_pose
+from simreal.tasks.dex_track.frames import wrist_joints, wrist_pose
 from simreal.tasks.dex_track.scene import build_scene
+from simreal.tasks.rotations import quat_from_axis_angle
 
 CONTACT_MARGIN_M = 0.002
 """Contacts closer than this count as touching in the kinematic checks."""

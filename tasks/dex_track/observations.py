@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simreal.tasks.dex_track.frames import quat_error_vector, rotation_6d
+from simreal.tasks.dex_track.frames import rotation_6d
+from simreal.tasks.rotations import quat_error_vector
 
 HAND_JOINTS = 22
 FINGERTIPS = 4

@@ -28,8 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from simreal.tasks.dex_track.frames import quat_slerp
 from simreal.tasks.dex_track.objects import check_dims
+from simreal.tasks.rotations import quat_slerp
 
 TRAJECTORY_FIELDS = {
     "wrist_pos": 3,

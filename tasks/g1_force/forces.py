@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from simreal.tasks.curriculum import FallRateCurriculum
 from simreal.tasks.g1_force.config import EvalPushConfig, ForceConfig
-from simreal.tasks.g1_force.curriculum import FallRateCurriculum
 
 NUM_BODIES = 3
 

@@ -3,13 +3,16 @@ commands, the evaluation protocol behind the pulling-force metrics, reward weigh
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from simreal.tasks.g1_force.config import G1Config
+from simreal.tasks.g1.config import G1_TRAIN_DEFAULTS, G1Config
 from simreal.tasks.g1_pull.rewards import REWARDS
 from simreal.tasks.terms import default_weights
 
 CURRICULA = ("shared", "per_sim")
+
+TRAIN_DEFAULTS = replace(G1_TRAIN_DEFAULTS, eval_episodes=8)
+"""g1-force's network and rollout, so its policies warm-start this task."""
 
 
 @dataclass

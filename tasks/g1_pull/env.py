@@ -2,7 +2,7 @@
 in front) or forward (the cart behind), against a rolling resistance that rises with a
 fall-rate curriculum.
 
-Everything about the robot comes from g1-force's `G1Env` (actions, calibration,
+Everything about the robot comes from the G1 base, `tasks/g1/` `G1Env` (actions, calibration,
 randomization, observations, balance and effort rewards, falls); this class adds the
 scene (`scene.py`), the walking command, the load and the pulling-force metrics. The
 robot holds both ends of a rope looped through the cart's hitch; MuJoCo sensors give the
@@ -20,8 +20,8 @@ import numpy as np
 
 from simreal.robots.g1 import JOINT_NAMES
 from simreal.sim.engine import sensor_view
-from simreal.tasks.g1_force.curriculum import FallRateCurriculum, PerSimulationCurriculum
-from simreal.tasks.g1_force.env import ROBOT_QPOS, G1Env
+from simreal.tasks.curriculum import FallRateCurriculum, PerSimulationCurriculum
+from simreal.tasks.g1.env import ROBOT_QPOS, G1Env
 from simreal.tasks.g1_pull import gait, rewards
 from simreal.tasks.g1_pull.config import G1PullConfig
 from simreal.tasks.g1_pull.metrics import held_force

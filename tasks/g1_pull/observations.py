@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simreal.tasks.g1_force.observations import POLICY_OBSERVATION, PRIVILEGED_OBSERVATION
+from simreal.tasks.g1.observations import POLICY_OBSERVATION, PRIVILEGED_OBSERVATION
 
 COMMAND_OBSERVATION: tuple[tuple[str, int], ...] = (
     ("command_velocity", 3),

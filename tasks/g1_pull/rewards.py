@@ -1,5 +1,5 @@
 """Walking reward terms of `g1-pull` (the G1's balance and effort terms come from
-g1-force's `rewards`): pure functions returning (num_envs,) unweighted values."""
+`tasks/g1/rewards.py`): pure functions returning (num_envs,) unweighted values."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from simreal.tasks.g1_force.rewards import REWARDS as G1_REWARDS
+from simreal.tasks.g1.rewards import REWARDS as G1_REWARDS
 from simreal.tasks.g1_pull import gait
 from simreal.tasks.terms import RewardTerm
 

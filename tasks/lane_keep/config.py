@@ -9,6 +9,16 @@ from simreal.tasks.lane_keep.rewards import REWARDS
 from simreal.tasks.lane_keep.roads import RoadConfig
 from simreal.tasks.lane_keep.semantic import PROVIDERS
 from simreal.tasks.terms import WEIGHTS_UNIT, check_unit, default_weights, upgrade_per_step_config
+from simreal.tasks.train_defaults import TrainDefaults
+
+TRAIN_DEFAULTS = TrainDefaults(
+    num_envs=64,
+    eval_episodes=16,
+    actor_hidden=(128, 128),
+    critic_hidden=(128, 128),
+    num_steps_per_env=32,
+    gamma=0.98,
+)
 
 
 @dataclass

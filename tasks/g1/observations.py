@@ -1,4 +1,4 @@
-"""Observation terms of `g1-force`, pure functions of what the G1 itself measures.
+"""Observation terms of every G1 task, pure functions of what the G1 itself measures.
 
 `policy_observation` is the one definition used in training, evaluation and on the
 robot: the pelvis IMU (gyro and orientation) and the joint encoders, all in the SDK
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simreal.tasks.rotations import quat_to_matrix
+from simreal.tasks.rotations import projected_gravity
 from simreal.tasks.terms import ObservationTerm, layout, observe
 
 NUM_JOINTS = 29
@@ -46,11 +46,6 @@ class G1State:
     base_ang_vel: np.ndarray
     joint_pos: np.ndarray
     joint_vel: np.ndarray
-
-
-def projected_gravity(base_quat: np.ndarray) -> np.ndarray:
-    """(N, 3) unit gravity vector in the base frame: (0, 0, -1) when upright."""
-    return -quat_to_matrix(base_quat)[:, 2, :]
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Reward terms of `g1-force`: pure functions returning (num_envs,) unweighted values.
+"""Reward terms every G1 task shares: pure functions returning (num_envs,) unweighted values.
 
 Kernels exp(-e^2 / sigma^2) lie in (0, 1]; penalties are >= 0 and weighted negatively.
 """
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simreal.tasks.g1_force.observations import projected_gravity
+from simreal.tasks.rotations import projected_gravity
 from simreal.tasks.terms import RewardTerm
 
 

@@ -1,0 +1,140 @@
+"""Configuration every G1 task shares: timing, falls, the FAT2 and posture reward shapes,
+domain randomization, the calibration overlay and reward weights."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from simreal.robots.g1.mjcf import INTEGRATORS
+from simreal.robots.g1.overlay import Overlay, OverlayError, load_overlay
+from simreal.tasks.g1.rewards import REWARDS
+from simreal.tasks.terms import default_weights
+from simreal.tasks.train_defaults import TrainDefaults
+
+G1_TRAIN_DEFAULTS = TrainDefaults(
+    num_envs=256,
+    num_steps_per_env=24,
+    actor_hidden=(256, 128),
+    critic_hidden=(256, 128),
+    init_std=0.5,
+    eval_interval=20,
+)
+"""Training defaults of the G1 tasks: one network shape, so policies carry over between them."""
+
+
+@dataclass
+class G1Randomization:
+    """Per-simulation ranges sampled at every training reset (uniform); scales multiply
+    the nominal value. Evaluation samples none of them.
+
+    With a calibration overlay (`G1ForceConfig.calibration`) the ranges are centred on the
+    calibrated robot instead of the nominal one: gain and strength scales multiply the
+    overlay's scales, joint offsets are drawn around the overlay's encoder offsets, and
+    the latency range keeps its width but is centred on the overlay's latency (clipped
+    at 0)."""
+
+    friction: tuple[float, float] = (0.4, 1.2)
+    """Sliding friction of floor and soles."""
+    link_mass_scale: tuple[float, float] = (0.9, 1.1)
+    """Every link's mass (and inertia), one scale per link."""
+    torso_added_mass_kg: tuple[float, float] = (-1.0, 3.0)
+    torso_com_offset_m: float = 0.03
+    """Torso centre of mass moved by up to this in x, y and z."""
+    kp_scale: tuple[float, float] = (0.85, 1.15)
+    kd_scale: tuple[float, float] = (0.85, 1.15)
+    """Per joint."""
+    motor_strength: tuple[float, float] = (0.85, 1.1)
+    """Torque limit scale, per joint."""
+    joint_offset_rad: float = 0.02
+    """Encoder offset per joint: the robot measures q + offset and its PD loop acts on the
+    measured angle."""
+    latency_substeps: tuple[float, float] = (0.0, 4.0)
+    """Actions reach the PD loop this many physics steps (5 ms each) late; drawn
+    uniformly, fractions included (0..20 ms)."""
+    gyro_noise: float = 0.1
+    gravity_noise: float = 0.03
+    joint_pos_noise: float = 0.01
+    joint_vel_noise: float = 0.5
+    """Gaussian observation noise (rad/s, unit gravity, rad, rad/s)."""
+    push_interval_s: tuple[float, float] = (4.0, 8.0)
+    push_vel_m_s: float = 0.4
+    """Impulsive pushes: the base velocity jumps by up to this, horizontally."""
+
+    def validate(self) -> None:
+        low, high = self.latency_substeps
+        if not 0 <= low <= high <= 8:
+            raise ValueError(
+                f"randomization.latency_substeps: need 0 <= low <= high <= 8, got {low}, {high}"
+            )
+        for name in ("friction", "link_mass_scale", "kp_scale", "kd_scale", "motor_strength"):
+            low, high = getattr(self, name)
+            if not 0.0 < low <= high:
+                raise ValueError(f"randomization.{name}: need 0 < low <= high, got {low}, {high}")
+
+
+@dataclass
+class G1Config:
+    """What every G1 task shares: timing, falls, the FAT2 and posture reward shapes,
+    domain randomization, the calibration overlay and reward weights. Tasks subclass it
+    with their own loads (`G1ForceConfig`: external forces; `G1PullConfig`: a towed load)."""
+
+    physics_dt: float = 0.005
+    decimation: int = 4
+    integrator: str = "implicitfast"
+    """MuJoCo integrator of the robot's model (sim-to-sim checks evaluate a policy under
+    another integrator and timestep: `--set task.integrator=RK4 --set task.physics_dt=...`)."""
+    episode_s: float = 20.0
+    eval_episode_s: float = 8.0
+    """Evaluation episodes (g1-force: long enough to settle after the push and show a late
+    fall)."""
+    evaluation: bool = False
+    """Evaluation protocol (the task's own), no randomization, no curriculum."""
+    randomize: bool = True
+    reset_joint_noise_rad: float = 0.05
+    fall_height_m: float = 0.5
+    fall_tilt_rad: float = 1.0
+    """Pelvis height below, or pelvis tilt from vertical above, ends the episode as a fall."""
+    fat2_sigma_rad: float = 0.15
+    fat2_max_tilt_rad: float = 0.35
+    """FAT2 target lean is clipped here (the waist pitch range is +-0.52 rad)."""
+    base_height_sigma_m: float = 0.1
+    upright_sigma: float = 0.5
+    randomization: G1Randomization = field(default_factory=G1Randomization)
+    calibration: str | None = None
+    """Path to a G1 calibration overlay YAML (`simreal calibrate`): the simulated robot's
+    nominal model becomes the calibrated one (encoder offsets, PD gain and torque limit
+    scales, armature, friction, latency, gyro bias) and randomization is centred on it.
+    Loaded when the environment is built; None: the nominal G1."""
+    reward_weights: dict[str, float] = field(default_factory=lambda: default_weights(REWARDS))
+
+    @property
+    def control_dt(self) -> float:
+        return self.physics_dt * self.decimation
+
+    @property
+    def max_episode_steps(self) -> int:
+        seconds = self.eval_episode_s if self.evaluation else self.episode_s
+        return round(seconds / self.control_dt)
+
+    def validate(self) -> None:
+        if self.physics_dt <= 0 or self.decimation < 1:
+            raise ValueError("physics_dt must be positive and decimation >= 1")
+        if self.integrator not in INTEGRATORS:
+            raise ValueError(f"integrator {self.integrator!r}: choose one of {INTEGRATORS}")
+        if self.episode_s <= 0 or self.eval_episode_s <= 0:
+            raise ValueError("episode_s and eval_episode_s must be positive")
+        if self.fat2_sigma_rad <= 0 or self.base_height_sigma_m <= 0 or self.upright_sigma <= 0:
+            raise ValueError("reward sigmas must be positive")
+        if self.calibration is not None and not str(self.calibration).strip():
+            raise ValueError("calibration: empty path (give an overlay YAML file or null)")
+        self.randomization.validate()
+
+    def load_calibration(self) -> Overlay:
+        """The overlay at `calibration` (nominal when None); errors name the file and the
+        bad fields, prefixed with `calibration:`."""
+        if self.calibration is None:
+            return Overlay()
+        try:
+            return load_overlay(self.calibration)
+        except (OverlayError, FileNotFoundError) as err:
+            raise ValueError(f"calibration: {err}") from None

@@ -1,0 +1,514 @@
+"""The G1 itself, shared by the G1 tasks (`G1Env`): actions, the calibrated and randomized
+robot, observations, rewards and falls; `g1-force` adds random external forces, `g1-pull`
+a towed load.
+
+Actions are PD targets: q_target = default + action_scale * action through the model's
+position actuators (torques clipped at the limits by MuJoCo), at 50 Hz over 200 Hz
+physics. A task's external forces act on the torso and both hands
+(`apply_external_forces`), and the FAT2 reward asks the robot to lean into them.
+
+With `cfg.calibration` (a G1 calibration overlay) the simulated robot is the calibrated
+one, applied as the virtual robot applies it (`simreal.deploy.g1.sim_robot`): encoders
+report q + offset and the PD loop closes on them, kp, kd and torque limits carry the
+overlay's scales, armature, Coulomb (dof_frictionloss) and viscous (dof_damping)
+friction are set per simulation, commands arrive the overlay's latency late (to a
+fraction of a physics step: the step in which a command lands blends the old and new
+targets in proportion) and the gyro reads its bias. Domain randomization is centred on these
+values. The accelerometer bias is kept (`accel_bias`) but enters no observation: the
+policy reads gravity from the IMU's orientation.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import mujoco
+import numpy as np
+
+from simreal.robots.g1 import (
+    ACTUATORS,
+    DEFAULT_JOINT_POS,
+    FEET,
+    JOINT_NAMES,
+    JOINTS,
+    SOLE,
+    build_mjcf,
+)
+from simreal.robots.g1.overlay import Overlay
+from simreal.tasks.env import TaskEnv
+from simreal.tasks.g1 import rewards
+from simreal.tasks.g1.config import G1Config
+from simreal.tasks.g1.fat2 import fat2_target_tilt, torso_lean
+from simreal.tasks.g1.kinematics import link_pose
+from simreal.tasks.g1.observations import (
+    POLICY_OBSERVATION,
+    POLICY_TERMS,
+    PRIVILEGED_OBSERVATION,
+    G1State,
+    policy_observation,
+)
+from simreal.tasks.rotations import projected_gravity, quat_to_matrix
+from simreal.tasks.terms import noise_scale
+
+ACTION_GROUPS: dict[str, tuple[int, ...]] = {
+    "lower": tuple(range(0, 12)),
+    "waist": (12, 13, 14),
+    "upper": tuple(range(15, 29)),
+}
+"""Decoupled-body actor groups, indices in SDK order: legs, waist, arms."""
+
+FORCE_BODY_NAMES = ("torso_link", "left_rubber_hand", "right_rubber_hand")
+SOFT_LIMIT_FRACTION = 0.9
+CONTACT_HEIGHT_M = 0.02
+MAX_BASE_HEIGHT_M = 2.0
+"""A pelvis thrown above this counts as a fall too."""
+_SOLE_BOTTOM = np.array([SOLE.center[0], SOLE.center[1], SOLE.center[2] - SOLE.half_size[2]])
+ROBOT_QPOS = slice(0, 7 + 29)
+ROBOT_QVEL = slice(0, 6 + 29)
+"""The robot's free joint and 29 joints lead qpos and qvel; a scene's other bodies follow."""
+
+
+G1_ACTION_CLIP = 5.0
+"""Actions may reach +-5: with action scale 0.25 x torque limit / kp, |a| = 4 asks for the
+full torque from the default pose. At +-1 (the generic clip) an ankle could lean on at
+most a quarter of its torque and a hip could swing 0.2 rad, too little to step or to lean
+into a large load. As in legged_gym and mjlab, the Gaussian mean is otherwise unbounded."""
+
+
+class G1Env(TaskEnv):
+    """The G1 on a floor, commanded by joint position targets; the task subclass adds its
+    loads (`apply_external_forces`, `reset_loads`, `episode_metrics`) and may extend the
+    scene (`scene_mjcf`)."""
+
+    robot = "g1"
+    """`simreal eval --video` follows the pelvis from 3.5 m."""
+    observation_layout = POLICY_OBSERVATION
+    critic_observation_layout = POLICY_OBSERVATION + PRIVILEGED_OBSERVATION
+    action_groups: ClassVar[dict[str, tuple[int, ...]]] = ACTION_GROUPS
+    reward_terms = rewards.REWARDS
+    command_fields: ClassVar[tuple[str, ...]] = ("q",)
+    action_clip = G1_ACTION_CLIP
+
+    def __init__(
+        self,
+        cfg: G1Config,
+        num_envs: int,
+        engine: str = "mjbatch",
+        seed: int = 0,
+        num_threads: int = 0,
+    ):
+        cfg.validate()
+        self.cfg = cfg
+        self.decimation = cfg.decimation
+        self.max_episode_steps = cfg.max_episode_steps
+        mjcf = self.scene_mjcf(cfg)
+        super().__init__(mjcf, num_envs, engine, seed, num_threads)
+        self.randomize = cfg.randomize and not cfg.evaluation
+        self._read_model(mujoco.MjModel.from_xml_string(mjcf))
+        self.overlay = cfg.load_calibration()
+        self._read_calibration(self.overlay)
+        s = num_envs
+        self.action = np.zeros((s, 29))
+        self.last_action = np.zeros((s, 29))
+        self.ctrl_target = np.tile(self.default_joint_pos, (s, 1))
+        self.prev_ctrl_target = self.ctrl_target.copy()
+        self.joint_offset = np.tile(self.cal_joint_offset, (s, 1))
+        self.kp_scale = np.tile(self.cal_kp_scale, (s, 1))
+        self.kd_scale = np.tile(self.cal_kd_scale, (s, 1))
+        self.motor_strength = np.tile(self.cal_motor_strength, (s, 1))
+        self.latency_substeps = np.full(s, self.cal_latency_substeps)
+        """Command latency in physics steps, fractional: a command takes effect part-way
+        through a physics step (see `simulate`), as on the robot and the virtual robot."""
+        self.friction = np.ones(s)
+        self.torso_added_mass = np.zeros(s)
+        self.torso_com_offset = np.zeros((s, 3))
+        self.next_push_s = np.full(s, np.inf)
+        self.external_force = np.zeros((s, 3, 3))
+        self.peak_force_n = np.zeros(s)
+        self.fell = np.zeros(s, dtype=bool)
+        self.foot_pos = np.zeros((s, 2, 3))
+        self.foot_vel = np.zeros((s, 2, 3))
+        self.torso_rot = np.tile(np.eye(3), (s, 1, 1))
+        if cfg.calibration is not None:
+            self._apply_calibration()
+
+    def scene_mjcf(self, cfg: G1Config) -> str:
+        """The MuJoCo scene: the G1 on a floor (its body may touch the floor when it falls)."""
+        return build_mjcf(
+            cfg.physics_dt,
+            body_floor_contact=True,
+            visual_geoms=cfg.evaluation,
+            integrator=cfg.integrator,
+        )
+
+    def _read_model(self, model: mujoco.MjModel) -> None:
+        """Ids, nominal model fields, PD tables and the FAT2 reference geometry."""
+        pelvis = model.body("pelvis").id
+        self.robot_body = model.body_rootid == pelvis
+        """(nbody,) bool: the G1's own bodies (the ones link-mass randomization scales)."""
+        self.force_body_ids = np.array([model.body(n).id for n in FORCE_BODY_NAMES])
+        self.friction_geom_ids = np.array(
+            [model.geom("floor").id, *(model.geom(g).id for g in FEET.values())]
+        )
+        self.torso_id = int(model.body("torso_link").id)
+        self.joint_dof_ids = np.array([model.jnt_dofadr[model.joint(n).id] for n in JOINT_NAMES])
+        self.nominal = {
+            name: getattr(model, name).copy()
+            for name in (
+                "body_mass",
+                "body_inertia",
+                "body_ipos",
+                "geom_friction",
+                "actuator_gainprm",
+                "actuator_biasprm",
+                "actuator_forcerange",
+                "dof_armature",
+                "dof_frictionloss",
+                "dof_damping",
+            )
+        }
+        acts = [ACTUATORS[n] for n in JOINT_NAMES]
+        self.default_joint_pos = np.asarray(DEFAULT_JOINT_POS)
+        self.action_scale = np.array([a.action_scale for a in acts])
+        self.kp = np.array([a.kp for a in acts])
+        self.kd = np.array([a.kd for a in acts])
+        self.torque_limit = np.array([a.torque_limit for a in acts])
+        lower = np.array([JOINTS[n].lower for n in JOINT_NAMES])
+        upper = np.array([JOINTS[n].upper for n in JOINT_NAMES])
+        self.joint_lower, self.joint_upper = lower, upper
+        mid, half = (lower + upper) / 2, (upper - lower) / 2
+        self.soft_lower = mid - SOFT_LIMIT_FRACTION * half
+        self.soft_upper = mid + SOFT_LIMIT_FRACTION * half
+        data = mujoco.MjData(model)
+        mujoco.mj_resetDataKeyframe(model, data, model.key("stand").id)
+        mujoco.mj_forward(model, data)
+        self.stand_qpos = data.qpos.copy()
+        self.stand_height = float(data.qpos[2])
+        com = data.subtree_com[pelvis].copy()
+        origin = np.array([com[0], com[1], 0.0])
+        self.fat2_com = com - origin
+        self.fat2_points = data.xipos[self.force_body_ids] - origin
+        self.mass = float(model.body_subtreemass[pelvis])
+
+    def _read_calibration(self, overlay: Overlay) -> None:
+        """Per-joint (29,) calibrated values, SDK order: the centre of the randomization."""
+        joints = [overlay.joint(n) for n in JOINT_NAMES]
+        dofs = self.joint_dof_ids
+        self.cal_joint_offset = np.array([j.encoder_offset for j in joints])
+        self.cal_kp_scale = np.array([j.kp_scale for j in joints])
+        self.cal_kd_scale = np.array([j.kd_scale for j in joints])
+        self.cal_motor_strength = np.array([j.torque_limit_scale for j in joints])
+        self.cal_armature = np.array(
+            [
+                nominal if j.armature is None else j.armature
+                for j, nominal in zip(joints, self.nominal["dof_armature"][dofs], strict=True)
+            ]
+        )
+        self.cal_frictionloss = np.array([j.friction_coulomb for j in joints])
+        self.cal_damping = np.array([j.friction_viscous for j in joints])
+        self.cal_latency_substeps = overlay.latency_ms / (self.cfg.physics_dt * 1e3)
+        self.gyro_bias = np.array(overlay.gyro_bias)
+        self.accel_bias = np.array(overlay.accel_bias)
+
+    def _apply_calibration(self) -> None:
+        """Write the calibrated armature, friction and PD/limit tables into every simulation."""
+        ids = np.arange(self.num_envs)
+        field, dofs = self.engine.model_field, self.joint_dof_ids
+        for name, values in (
+            ("dof_armature", self.cal_armature),
+            ("dof_frictionloss", self.cal_frictionloss),
+            ("dof_damping", self.cal_damping),
+        ):
+            field(name)[:, dofs] = values
+        self._write_actuators(ids)
+        self.engine.commit_model(ids)
+
+    def _latency_range(self) -> tuple[float, float]:
+        """The latency range in physics steps; with a calibration it keeps its width and is
+        centred on the calibrated latency (clipped at 0)."""
+        low, high = self.cfg.randomization.latency_substeps
+        if self.cfg.calibration is None:
+            return float(low), float(high)
+        centre, half = self.cal_latency_substeps, (high - low) / 2
+        return max(0.0, centre - half), max(0.0, centre + half)
+
+    # -- state ------------------------------------------------------------------------
+    @property
+    def joint_pos(self) -> np.ndarray:
+        """True joint angles (N, 29), SDK order (the model's qpos order)."""
+        return self.engine.qpos[:, 7 : ROBOT_QPOS.stop]
+
+    @property
+    def joint_vel(self) -> np.ndarray:
+        return self.engine.qvel[:, 6 : ROBOT_QVEL.stop]
+
+    @property
+    def sensors(self) -> G1State:
+        """What the robot measures (encoders carry their offsets), noise-free."""
+        return G1State(
+            self.engine.qpos[:, 3:7],
+            self.engine.qvel[:, 3:6] + self.gyro_bias,
+            self.joint_pos + self.joint_offset,
+            self.joint_vel,
+        )
+
+    def heading_rot(self) -> np.ndarray:
+        """(N, 3, 3) world from heading frame: the pelvis yaw only."""
+        rot = quat_to_matrix(self.engine.qpos[:, 3:7])
+        yaw = np.arctan2(rot[:, 1, 0], rot[:, 0, 0])
+        c, s = np.cos(yaw), np.sin(yaw)
+        out = np.zeros_like(rot)
+        out[:, 0, 0], out[:, 0, 1], out[:, 1, 0], out[:, 1, 1] = c, -s, s, c
+        out[:, 2, 2] = 1.0
+        return out
+
+    def to_heading(self, vectors: np.ndarray) -> np.ndarray:
+        """World vectors (N, ..., 3) in the heading frame."""
+        h = self.heading_rot()
+        return np.einsum("nji,n...j->n...i", h, vectors)
+
+    def fat2_target(self) -> np.ndarray:
+        return fat2_target_tilt(
+            self.to_heading(self.external_force),
+            self.fat2_points,
+            self.fat2_com,
+            self.mass,
+            self.cfg.fat2_max_tilt_rad,
+        )
+
+    def torso_lean(self) -> np.ndarray:
+        return torso_lean(self.to_heading(self.torso_rot[:, :, 2]))
+
+    def joint_torque(self) -> np.ndarray:
+        """PD torque (N, 29) the actuators apply, clipped at the (randomized) limits."""
+        tau = self.kp * self.kp_scale * (self.engine.ctrl - self.joint_pos)
+        tau -= self.kd * self.kd_scale * self.joint_vel
+        limit = self.torque_limit * self.motor_strength
+        return np.clip(tau, -limit, limit)
+
+    def foot_contact(self) -> np.ndarray:
+        return (self.foot_pos[..., 2] < CONTACT_HEIGHT_M).astype(float)
+
+    def _update_kinematics(self, ids: np.ndarray | None = None) -> None:
+        """Torso orientation and sole positions; sole velocity by difference over a control
+        step (zero in simulations `ids` just reset)."""
+        qpos = self.engine.qpos
+        base_pos, base_rot = qpos[:, 0:3], quat_to_matrix(qpos[:, 3:7])
+        q = self.joint_pos
+        self.torso_rot, _ = link_pose(base_pos, base_rot, q, "torso_link")
+        feet = []
+        for link in FEET:
+            rot, pos = link_pose(base_pos, base_rot, q, link)
+            feet.append(pos + rot @ _SOLE_BOTTOM)
+        feet_pos = np.stack(feet, axis=1)
+        if ids is None:
+            self.foot_vel = (feet_pos - self.foot_pos) / self.control_dt
+        else:
+            self.foot_vel[ids] = 0.0
+        self.foot_pos = feet_pos
+
+    # -- actions ----------------------------------------------------------------------
+    def apply_action(self, action: np.ndarray) -> None:
+        self.last_action[:] = self.action
+        self.action[:] = action
+        self.apply_command(self.command_from_action(action))
+
+    def command_from_action(self, action: np.ndarray) -> np.ndarray:
+        """(N, 29) joint position targets (rad), SDK order: the low-level command's q, within
+        the joint limits as the deploy node keeps it."""
+        target = self.default_joint_pos + self.action_scale * action + self.reference_offset()
+        return np.clip(target, self.joint_lower, self.joint_upper)
+
+    def reference_offset(self) -> np.ndarray | float:
+        """Joint-target offsets (N, 29) a task adds under the policy's (g1-pull's stepping
+        reference); none here."""
+        return 0.0
+
+    def apply_command(self, command: np.ndarray) -> None:
+        """The robot's PD loop tracks `command` against its measured (offset) angles."""
+        self.prev_ctrl_target[:] = self.ctrl_target
+        self.ctrl_target[:] = command - self.joint_offset
+
+    def joint_state(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return self.joint_pos + self.joint_offset, self.joint_vel.copy(), self.joint_torque()
+
+    def simulate(self) -> None:
+        t = self.episode_step * self.control_dt
+        self.apply_external_forces(t)
+        if self.randomize:
+            self._push(t)
+        late = self.latency_substeps
+        if late.any():
+            for sub in range(self.decimation):
+                # The share of this physics step the previous command still holds: 1 before
+                # the new command is due, 0 after, the fraction in the step where it lands.
+                old = np.clip(late - sub, 0.0, 1.0)[:, None]
+                self.engine.ctrl[:] = old * self.prev_ctrl_target + (1.0 - old) * self.ctrl_target
+                self.engine.step(1)
+        else:
+            self.engine.ctrl[:] = self.ctrl_target
+            self.engine.step(self.decimation)
+        self._update_kinematics()
+
+    def apply_external_forces(self, t: np.ndarray) -> None:
+        """Set `external_force` (N, 3 bodies, 3) for the coming control period at episode
+        times t and apply what the task applies; the base G1 has none."""
+
+    def record_external_force(self) -> None:
+        """Keep the largest total external force of each episode (peak_force_n)."""
+        total = np.linalg.norm(self.external_force.sum(axis=1), axis=1)
+        self.peak_force_n = np.maximum(self.peak_force_n, total)
+
+    def _push(self, t: np.ndarray) -> None:
+        """Impulsive pushes: a random horizontal jump of the base velocity."""
+        due = np.flatnonzero(t >= self.next_push_s)
+        if due.size:
+            r = self.cfg.randomization
+            self.engine.qvel[due, 0:2] += self.rng.uniform(
+                -r.push_vel_m_s, r.push_vel_m_s, (due.size, 2)
+            )
+            self.next_push_s[due] = t[due] + self.rng.uniform(*r.push_interval_s, due.size)
+
+    # -- rewards, observations, terminations --------------------------------------------
+    def observe(self) -> tuple[np.ndarray, np.ndarray]:
+        obs = policy_observation(self.sensors, self.default_joint_pos, self.action)
+        critic = np.concatenate([obs, self.privileged_observation()], axis=1, dtype=np.float32)
+        if self.randomize:
+            obs = obs + self.rng.normal(size=obs.shape).astype(np.float32) * self._noise_scale()
+        return obs, critic
+
+    def _noise_scale(self) -> np.ndarray:
+        return noise_scale(POLICY_TERMS, self.cfg.randomization).astype(np.float32)
+
+    def privileged_observation(self) -> np.ndarray:
+        """(N, 55) critic-only terms in PRIVILEGED_OBSERVATION order."""
+        lin_vel = self.to_heading(self.engine.qvel[:, 0:3])
+        return np.concatenate(
+            [
+                lin_vel,
+                self.engine.qpos[:, 2:3],
+                self.to_heading(self.external_force).reshape(-1, 9),
+                self.fat2_target(),
+                self.foot_contact(),
+                self.friction[:, None],
+                self.torso_added_mass[:, None],
+                self.torso_com_offset,
+                self.kp_scale.mean(axis=1, keepdims=True),
+                self.kd_scale.mean(axis=1, keepdims=True),
+                self.motor_strength.mean(axis=1, keepdims=True),
+                self.latency_substeps[:, None].astype(float),
+                self.joint_offset,
+            ],
+            axis=1,
+        )
+
+    def terminated(self) -> np.ndarray:
+        """Falls: pelvis low (or thrown high), tilted over, or a state that is not finite."""
+        qpos = self.engine.qpos
+        height = qpos[:, 2]
+        up_z = -projected_gravity(qpos[:, 3:7])[:, 2]
+        tilt = np.arccos(np.clip(up_z, -1.0, 1.0))
+        finite = np.isfinite(qpos).all(axis=1) & np.isfinite(self.engine.qvel).all(axis=1)
+        self.fell = (
+            ~finite
+            | (height < self.cfg.fall_height_m)
+            | (height > MAX_BASE_HEIGHT_M)
+            | (tilt > self.cfg.fall_tilt_rad)
+        )
+        return self.fell
+
+    def ended_in_fall(self, ids: np.ndarray) -> np.ndarray:
+        """Episodes of `ids` ending now that failed: a fall, or any end before the time limit
+        (a diverged simulation)."""
+        return self.fell[ids] | (self.episode_step[ids] < self.max_episode_steps)
+
+    # -- resets and randomization -------------------------------------------------------
+    def reset_state(self, ids: np.ndarray) -> None:
+        n = ids.size
+        qpos = np.tile(self.stand_qpos, (n, 1))
+        if not self.cfg.evaluation:
+            noise = self.rng.uniform(-1.0, 1.0, (n, 29)) * self.cfg.reset_joint_noise_rad
+            q = qpos[:, 7 : ROBOT_QPOS.stop]
+            q[:] = np.clip(q + noise, self.soft_lower, self.soft_upper)
+        self.engine.reset(ids, qpos, np.zeros((n, self.engine.qvel.shape[1])))
+        if self.randomize:
+            self._randomize(ids)
+        self.action[ids] = 0.0
+        self.last_action[ids] = 0.0
+        self.ctrl_target[ids] = self.default_joint_pos - self.joint_offset[ids]
+        self.prev_ctrl_target[ids] = self.ctrl_target[ids]
+        self.engine.ctrl[ids] = self.ctrl_target[ids]
+        self.external_force[ids] = 0.0
+        self.peak_force_n[ids] = 0.0
+        self.fell[ids] = False
+        self.reset_loads(ids)
+        if self.randomize:
+            self.next_push_s[ids] = self.rng.uniform(*self.cfg.randomization.push_interval_s, n)
+        self._update_kinematics(ids)
+
+    def reset_loads(self, ids: np.ndarray) -> None:
+        """Start the task's loads for new episodes in simulations `ids` (after the robot's
+        state, model fields and randomization were written)."""
+
+    def _randomize(self, ids: np.ndarray) -> None:
+        r, rng, n = self.cfg.randomization, self.rng, ids.size
+        self.friction[ids] = rng.uniform(*r.friction, n)
+        self.torso_added_mass[ids] = rng.uniform(*r.torso_added_mass_kg, n)
+        self.torso_com_offset[ids] = rng.uniform(-1.0, 1.0, (n, 3)) * r.torso_com_offset_m
+        self.kp_scale[ids] = rng.uniform(*r.kp_scale, (n, 29)) * self.cal_kp_scale
+        self.kd_scale[ids] = rng.uniform(*r.kd_scale, (n, 29)) * self.cal_kd_scale
+        self.motor_strength[ids] = rng.uniform(*r.motor_strength, (n, 29)) * self.cal_motor_strength
+        self.joint_offset[ids] = (
+            self.cal_joint_offset + rng.uniform(-1.0, 1.0, (n, 29)) * r.joint_offset_rad
+        )
+        low, high = self._latency_range()
+        self.latency_substeps[ids] = rng.uniform(low, high, n)
+
+        nom, field = self.nominal, self.engine.model_field
+        scale = rng.uniform(*r.link_mass_scale, (n, nom["body_mass"].size))
+        scale[:, ~self.robot_body] = 1.0  # the world and any scene body
+        mass = nom["body_mass"] * scale
+        mass[:, self.torso_id] += self.torso_added_mass[ids]
+        field("body_mass")[ids] = mass
+        inertia_scale = mass / np.maximum(nom["body_mass"], 1e-9)
+        field("body_inertia")[ids] = nom["body_inertia"] * inertia_scale[:, :, None]
+        ipos = np.broadcast_to(nom["body_ipos"], (n, *nom["body_ipos"].shape)).copy()
+        ipos[:, self.torso_id] += self.torso_com_offset[ids]
+        field("body_ipos")[ids] = ipos
+        friction = np.broadcast_to(nom["geom_friction"], (n, *nom["geom_friction"].shape)).copy()
+        friction[:, self.friction_geom_ids, 0] = self.friction[ids, None]
+        field("geom_friction")[ids] = friction
+        self._write_actuators(ids)
+        self.engine.commit_model(ids)
+
+    def _write_actuators(self, ids: np.ndarray) -> None:
+        """PD gains and torque limits of simulations `ids` from their scales (uncommitted)."""
+        nom, field, n = self.nominal, self.engine.model_field, ids.size
+        kp = self.kp * self.kp_scale[ids]
+        kd = self.kd * self.kd_scale[ids]
+        gain = np.broadcast_to(nom["actuator_gainprm"], (n, 29, 10)).copy()
+        bias = np.broadcast_to(nom["actuator_biasprm"], (n, 29, 10)).copy()
+        gain[:, :, 0], bias[:, :, 1], bias[:, :, 2] = kp, -kp, -kd
+        field("actuator_gainprm")[ids] = gain
+        field("actuator_biasprm")[ids] = bias
+        field("actuator_forcerange")[ids] = (
+            nom["actuator_forcerange"] * self.motor_strength[ids, :, None]
+        )
+
+    def baseline_policy(self, name: str):
+        """`stand`: zero actions, i.e. the PD loop holding the default pose; the floor any
+        trained balance policy must beat."""
+        if name != "stand":
+            raise ValueError(f"{type(self).__name__}: unknown baseline {name!r}; available: stand")
+        return self.zero_action_policy()
+
+    def deployment_metadata(self) -> dict:
+        return {
+            **super().deployment_metadata(),
+            "robot": "g1",
+            "joint_names": list(JOINT_NAMES),
+            "default_joint_pos": self.default_joint_pos.tolist(),
+            "action_scale": self.action_scale.tolist(),
+            "kp": self.kp.tolist(),
+            "kd": self.kd.tolist(),
+        }
