@@ -195,21 +195,22 @@ def check_compatible(
     *,
     robot: str,
     joint_names: Sequence[str],
-    control_dt: float,
+    control_dt: float | None = None,
     task: str | None = None,
     source: str = "policy",
 ) -> None:
     """Raise PolicyMismatchError naming every field where `meta` differs from the robot.
 
     A policy driving joints in another order, or at another rate, fails silently and
-    dangerously on hardware, so this runs before the first command is sent.
+    dangerously on hardware, so this runs before the first command is sent. control_dt
+    None: the robot runs the policy at the policy's own rate (the G1 deploy node).
     """
     differences: dict[str, tuple[object, object]] = {}
     if meta.robot != robot:
         differences["robot"] = (meta.robot, robot)
     if list(meta.joint_names) != list(joint_names):
         differences["joint_names"] = (list(meta.joint_names), list(joint_names))
-    if abs(meta.control_dt - control_dt) > CONTROL_DT_TOLERANCE:
+    if control_dt is not None and abs(meta.control_dt - control_dt) > CONTROL_DT_TOLERANCE:
         differences["control_dt"] = (meta.control_dt, control_dt)
     if task is not None and meta.task != task:
         differences["task"] = (meta.task, task)
@@ -281,7 +282,7 @@ class OnnxPolicy:
         *,
         robot: str,
         joint_names: Sequence[str],
-        control_dt: float,
+        control_dt: float | None = None,
         task: str | None = None,
     ) -> None:
         """`check_compatible` on this file's metadata, naming the file in the error."""

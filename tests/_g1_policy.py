@@ -6,11 +6,11 @@ python tests/_g1_policy.py OUT.onnx
 import sys
 from pathlib import Path
 
-from simreal.deploy.g1.observation import DEFAULT_LAYOUT
 from simreal.policies.config import ModelConfig
 from simreal.policies.export import export_onnx
 from simreal.policies.models import ActorCritic
 from simreal.robots.g1 import ACTUATORS, DEFAULT_JOINT_POS, JOINT_NAMES
+from simreal.tasks.g1 import POLICY_OBSERVATION
 
 ACTION_GROUPS = {"lower": list(range(12)), "waist": [12, 13, 14], "upper": list(range(15, 29))}
 
@@ -19,7 +19,7 @@ def g1_metadata(**overrides) -> dict:
     meta = {
         "task": "g1-force",
         "robot": "g1",
-        "observation_names": [list(term) for term in DEFAULT_LAYOUT],
+        "observation_names": [list(term) for term in POLICY_OBSERVATION],
         "action_groups": ACTION_GROUPS,
         "joint_names": list(JOINT_NAMES),
         "default_joint_pos": list(DEFAULT_JOINT_POS),
@@ -34,7 +34,7 @@ def g1_metadata(**overrides) -> dict:
 
 
 def export_g1_policy(path: Path, **overrides) -> Path:
-    n_obs = sum(size for _, size in DEFAULT_LAYOUT)
+    n_obs = sum(size for _, size in POLICY_OBSERVATION)
     groups = {name: tuple(idx) for name, idx in ACTION_GROUPS.items()}
     model = ActorCritic(n_obs, n_obs, groups, ModelConfig(actor_hidden=(32,), critic_hidden=(32,)))
     return export_onnx(model, path, g1_metadata(**overrides))

@@ -6,6 +6,7 @@ The node's watchdog runs at 200 ms here, not the default 50 ms: on a busy 2-core
 machine either process can be descheduled for 100 ms and more (seen: 105 ms in the node,
 318 ms in the virtual robot), which trips a 50 ms watchdog as it should on a robot."""
 
+import dataclasses
 import os
 import re
 import signal
@@ -21,14 +22,8 @@ from simreal.deploy.dds import DdsParticipant, crc_ok, stream_qos
 from simreal.deploy.dds.unitree_hg import LOWCMD_TOPIC, LOWSTATE_TOPIC, LowCmd_, LowState_
 from simreal.deploy.g1.clock import DeadlineClock
 from simreal.deploy.g1.messages import RobotState, lowcmd, motor_command, robot_state
-from simreal.deploy.g1.node import load_g1_policy
-from simreal.deploy.g1.observation import (
-    DEFAULT_LAYOUT,
-    default_observation,
-    observation_function,
-    projected_gravity,
-    task_observation,
-)
+from simreal.deploy.g1.node import DeployConfig, G1Node, check_control_rate, load_g1_policy
+from simreal.deploy.g1.observation import g1_observation, observation_function
 from simreal.deploy.g1.overlay import OverlayError, parse_overlay
 from simreal.deploy.g1.safety import (
     Mode,
@@ -39,8 +34,10 @@ from simreal.deploy.g1.safety import (
 )
 from simreal.deploy.g1.sim_robot import DEFAULT_Q, MotorCommand, SimG1
 from simreal.deploy.g1.virtual_robot import CommandGate
-from simreal.deploy.runtime import PolicyMismatchError
+from simreal.deploy.runtime import PolicyMetadataError, PolicyMismatchError
 from simreal.robots.g1 import ACTUATORS, JOINT_NAMES
+from simreal.tasks.g1 import POLICY_OBSERVATION, G1State, policy_observation
+from simreal.tasks.rotations import projected_gravity
 
 KP = np.array([ACTUATORS[n].kp for n in JOINT_NAMES])
 KD = np.array([ACTUATORS[n].kd for n in JOINT_NAMES])
@@ -191,20 +188,16 @@ def test_sim_applies_overlay_as_the_motors_would():
 
 
 def test_observation_layout():
-    assert sum(size for _, size in DEFAULT_LAYOUT) == 93
-    np.testing.assert_allclose(projected_gravity(np.array([1.0, 0, 0, 0])), [0, 0, -1])
-    tilted = np.array([np.cos(0.25), 0.0, np.sin(0.25), 0.0])  # pitched 0.5 rad
-    np.testing.assert_allclose(projected_gravity(tilted), [np.sin(0.5), 0, -np.cos(0.5)])
+    assert sum(size for _, size in POLICY_OBSERVATION) == 93
+    np.testing.assert_allclose(projected_gravity(np.array([[1.0, 0, 0, 0]])), [[0, 0, -1]])
+    tilted = np.array([[np.cos(0.25), 0.0, np.sin(0.25), 0.0]])  # pitched 0.5 rad
+    np.testing.assert_allclose(projected_gravity(tilted), [[np.sin(0.5), 0, -np.cos(0.5)]])
 
 
-def test_task_observation_matches_the_documented_layout(g1_policy):
-    """The node uses the task's own function; the fallback must agree with it."""
-    meta = load_g1_policy(g1_policy).metadata
-    task_fn = task_observation(meta)
-    assert task_fn is not None and observation_function(meta) is not default_observation
-    rng = np.random.default_rng(0)
+def random_robot_state(seed: int) -> RobotState:
+    rng = np.random.default_rng(seed)
     quat = rng.normal(size=4)
-    state = RobotState(
+    return RobotState(
         q=rng.normal(size=29),
         dq=rng.normal(size=29),
         tau_est=np.zeros(29),
@@ -214,12 +207,43 @@ def test_task_observation_matches_the_documented_layout(g1_policy):
         tick=0,
         mode_machine=5,
     )
-    last_action = rng.normal(size=29)
-    np.testing.assert_allclose(
-        task_fn(state, last_action, meta),
-        default_observation(state, last_action, meta),
-        atol=1e-5,
+
+
+def test_node_observation_is_the_tasks_own(g1_policy):
+    """The node evaluates the G1 task's observation terms on the robot state: the same
+    values as the task's function, in the documented order."""
+    meta = load_g1_policy(g1_policy).metadata
+    assert observation_function(meta) is g1_observation
+    state, last_action = random_robot_state(0), np.random.default_rng(1).normal(size=29)
+    obs = g1_observation(state, last_action, meta)
+    default = np.asarray(meta.default_joint_pos)
+    batch = G1State(state.quat_wxyz[None], state.gyro[None], state.q[None], state.dq[None])
+    np.testing.assert_array_equal(obs, policy_observation(batch, default, last_action[None])[0])
+    up = -(projected_gravity(state.quat_wxyz[None])[0])
+    by_hand = np.concatenate([state.gyro, -up, state.q - default, state.dq, last_action])
+    np.testing.assert_allclose(obs, by_hand, rtol=1e-6, atol=1e-6)
+
+
+def test_a_policy_with_another_observation_is_refused(g1_policy):
+    meta = load_g1_policy(g1_policy).metadata
+    other = dataclasses.replace(
+        meta, observation_names=(*meta.observation_names, ("gait_phase", 2))
     )
+    with pytest.raises(PolicyMetadataError, match="gait_phase"):
+        observation_function(other)
+
+
+def test_the_policy_runs_at_its_own_control_rate(tmp_path):
+    """The node takes the rate from the policy's control_dt: 25 Hz on 500 Hz ticks is
+    every 20th tick; a period that is no whole number of ticks is refused."""
+    slow = load_g1_policy(export_g1_policy(tmp_path / "slow.onnx", control_dt=0.04))
+    node = G1Node(slow, DeployConfig())
+    assert node.meta.control_dt == 0.04
+    check_control_rate(0.02, 500.0)
+    with pytest.raises(PolicyMetadataError, match=r"control_dt 0\.003"):
+        check_control_rate(0.003, 500.0)
+    with pytest.raises(PolicyMetadataError, match=r"control_dt 0\.001"):
+        check_control_rate(0.001, 500.0)
 
 
 def test_deadline_clock_counts_overruns():

@@ -1,4 +1,5 @@
-"""The G1 deploy node: the safety state machine at 500 Hz, the policy at 50 Hz.
+"""The G1 deploy node: the safety state machine at 500 Hz, the policy at its own control
+rate (the ONNX metadata's control_dt: 50 Hz for the G1 tasks).
 
 Every tick (deadline clock) it takes the newest robot state from its link (dropping and
 counting malformed ones: bad crc, wrong layout, non-finite values), reads operator
@@ -55,7 +56,6 @@ from simreal.deploy.logs.background import BackgroundLog
 from simreal.deploy.runtime import OnnxPolicy, PolicyMetadataError
 from simreal.robots.g1 import JOINT_NAMES, JOINTS
 
-CONTROL_DT = 0.02
 COMMAND_FIELDS = ("q", "dq", "kp", "kd", "tau")
 KEYS = {" ": "estop", "e": "estop", "s": "start", "p": "stop"}
 """Single keys in the deploy terminal (no Enter): space or e is the e-stop."""
@@ -86,9 +86,10 @@ class DeployConfig:
 
 
 def load_g1_policy(path: Path) -> OnnxPolicy:
-    """The policy, refused (naming what differs) unless it was made for this G1 at 50 Hz."""
+    """The policy, refused (naming what differs) unless it was made for this G1; the node
+    runs it every control_dt of its metadata."""
     policy = OnnxPolicy(path)
-    policy.check_compatible(robot="g1", joint_names=JOINT_NAMES, control_dt=CONTROL_DT)
+    policy.check_compatible(robot="g1", joint_names=JOINT_NAMES)
     meta, n = policy.metadata, len(JOINT_NAMES)
     wrong = [
         f"{key} has {len(getattr(meta, key))} values, not {n}"
@@ -100,6 +101,16 @@ def load_g1_policy(path: Path) -> OnnxPolicy:
     if wrong:
         raise PolicyMetadataError(f"{path}: " + "; ".join(wrong))
     return policy
+
+
+def check_control_rate(control_dt: float, rate_hz: float) -> None:
+    """The policy's period must be a whole number of the node's ticks, so that its steps
+    fall on ticks at the rate it was trained at."""
+    ticks = control_dt * rate_hz
+    if not (ticks >= 1 - 1e-9 and abs(ticks - round(ticks)) < 1e-6):
+        raise PolicyMetadataError(
+            f"control_dt {control_dt} s is not a whole number of the node's {rate_hz:g} Hz ticks"
+        )
 
 
 def operator_word(text: str) -> str | None:
@@ -174,6 +185,7 @@ class G1Node:
     ):
         self.open_link = open_link
         self.policy, self.cfg, self.meta = policy, cfg, policy.metadata
+        check_control_rate(self.meta.control_dt, cfg.rate_hz)
         self.observe = observe or observation_function(self.meta)
         self.machine = StateMachine(cfg.safety)
         self.default = np.array(self.meta.default_joint_pos)

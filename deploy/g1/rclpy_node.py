@@ -24,7 +24,7 @@ from pathlib import Path
 
 from simreal.deploy.g1 import ros2_state
 from simreal.deploy.g1.messages import RobotState
-from simreal.deploy.g1.node import CONTROL_DT, DeployConfig, G1Node, load_g1_policy
+from simreal.deploy.g1.node import DeployConfig, G1Node, load_g1_policy
 from simreal.deploy.g1.sim_robot import MotorCommand
 from simreal.robots.g1 import JOINT_NAMES
 
@@ -133,9 +133,13 @@ def main(policy_path: Path, cfg: DeployConfig) -> int:
         robot = node.declare_parameter("robot", "g1").value
         if robot != "g1":
             raise ValueError(f"parameter robot={robot!r}: only g1 is supported")
-        control_hz = node.declare_parameter("control_rate_hz", 1.0 / CONTROL_DT).value
-        if abs(control_hz * CONTROL_DT - 1.0) > 1e-9:
-            raise ValueError(f"parameter control_rate_hz={control_hz}: the policy runs at 50 Hz")
+        policy = load_g1_policy(path)
+        control_dt = policy.metadata.control_dt
+        control_hz = node.declare_parameter("control_rate_hz", 1.0 / control_dt).value
+        if abs(control_hz * control_dt - 1.0) > 1e-9:
+            raise ValueError(
+                f"parameter control_rate_hz={control_hz}: the policy runs at {1.0 / control_dt:g} Hz"
+            )
         timeout_ms = cfg.safety.state_timeout_s * 1e3
         cfg = dataclasses.replace(
             cfg,
@@ -149,7 +153,7 @@ def main(policy_path: Path, cfg: DeployConfig) -> int:
         executor = SingleThreadedExecutor()
         executor.add_node(node)
         threading.Thread(target=executor.spin, name="rclpy", daemon=True).start()
-        g1 = G1Node(load_g1_policy(path), cfg, open_link=lambda _: contextlib.nullcontext(link))
+        g1 = G1Node(policy, cfg, open_link=lambda _: contextlib.nullcontext(link))
         print(json.dumps(g1.run()), flush=True)
     finally:
         node.destroy_node()
