@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from simreal.sim import Engine, EngineError, make_engine
-from simreal.tasks.terms import RewardTerm, check_weights, step_weights
+from simreal.tasks.terms import ObservationTerm, RewardTerm, check_weights, layout, step_weights
 
 
 @dataclass
@@ -41,7 +41,13 @@ class StepResult:
 class TaskEnv(ABC):
     """N copies of one task stepped together at the control rate."""
 
+    policy_terms: tuple[ObservationTerm, ...]
+    """The policy observation's terms in order (`terms.py`): the layout, the ONNX
+    observation_names and, where a task randomizes, the observation noise derive from
+    them. A task whose terms depend on its config sets them before `__init__` here."""
     observation_layout: tuple[tuple[str, int], ...]
+    """(name, size) of each policy term: derived, on the class where the terms are fixed
+    (so a warm start can compare tasks without building them), else per instance."""
     reward_terms: tuple[RewardTerm, ...]
     """Every reward term the task defines; `cfg.reward_weights` (per second) picks and
     weights them."""
@@ -67,7 +73,13 @@ class TaskEnv(ABC):
     """The JointState field (position or velocity) that the first command field sets, and
     one command unit in that field's SI unit (a drone's RPM command: velocity, 2 pi / 60)."""
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "policy_terms" in cls.__dict__:
+            cls.observation_layout = layout(cls.policy_terms)
+
     def __init__(self, mjcf: str, num_sims: int, engine: str, seed: int, num_threads: int = 0):
+        self.observation_layout = layout(self.policy_terms)
         self.num_sims = num_sims
         self.num_envs = num_sims * self.agents_per_sim
         self.mjcf = mjcf

@@ -8,6 +8,7 @@ import pytest
 from simreal.config import ConfigError, from_plain
 from simreal.tasks.lane_keep import LaneKeepConfig
 from simreal.tasks.quad_hover import QuadHoverConfig, QuadHoverEnv
+from simreal.tasks.quad_hover.observations import POLICY_OBSERVATION, HoverReading
 from simreal.tasks.quad_hover.rewards import hover
 from simreal.tasks.quad_swarm import QuadSwarmConfig, QuadSwarmEnv
 from simreal.tasks.quad_swarm.rewards import progress_term
@@ -128,3 +129,16 @@ def test_swarm_progress_is_pure_and_the_step_keeps_the_distance():
     first, second = progress_term(env), progress_term(env)
     np.testing.assert_allclose(first, 0.25)
     np.testing.assert_array_equal(first, second)
+
+
+def test_an_environments_observation_is_its_terms_in_order():
+    env = QuadHoverEnv(QuadHoverConfig(), num_envs=2, seed=0)
+    obs, critic = env.reset()
+    assert env.observation_layout == layout(env.policy_terms) == POLICY_OBSERVATION
+    assert env.deployment_metadata()["observation_names"] == [
+        [term.name, term.size] for term in env.policy_terms
+    ]
+    reading = HoverReading(env.state, env.target, env.action)
+    by_term = np.concatenate([term.func(reading) for term in env.policy_terms], axis=1)
+    np.testing.assert_array_equal(obs, by_term.astype(np.float32))
+    np.testing.assert_array_equal(critic[:, : obs.shape[1]], obs)

@@ -45,14 +45,15 @@ from simreal.tasks.dex_track.generator import MOTIONS
 from simreal.tasks.dex_track.metrics import tracking_metrics
 from simreal.tasks.dex_track.observations import (
     PRIVILEGED_OBSERVATION,
+    DexReading,
     HandObjectState,
     ReferenceWindow,
-    observation_layout,
-    policy_observation,
+    policy_terms,
 )
 from simreal.tasks.dex_track.scene import build_scene
 from simreal.tasks.env import TaskEnv
 from simreal.tasks.rotations import quat_angle
+from simreal.tasks.terms import layout, observe
 
 ACTION_GROUPS: dict[str, tuple[int, ...]] = {
     "wrist": tuple(range(6)),
@@ -116,8 +117,8 @@ class DexTrackEnv(TaskEnv):
         self.cfg = cfg
         self.decimation = cfg.decimation
         self.max_episode_steps = cfg.episode_frames - 1
-        self.observation_layout = observation_layout(cfg.preview_frames)
-        self.critic_observation_layout = self.observation_layout + PRIVILEGED_OBSERVATION
+        self.policy_terms = policy_terms(cfg.preview_frames)
+        self.critic_observation_layout = layout(self.policy_terms) + PRIVILEGED_OBSERVATION
         super().__init__(build_scene(cfg.physics_dt), num_envs, engine, seed, num_threads)
         self._read_model()
         self.refs, self.rejected = load_references(cfg)
@@ -261,7 +262,7 @@ class DexTrackEnv(TaskEnv):
         s = self.state
         phase = self.frame() / (self.cfg.episode_frames - 1)
         dims = self.refs.object_dims[self.ref_id]
-        obs = policy_observation(s, self.window(), self.action, phase, dims)
+        obs = observe(self.policy_terms, DexReading(s, self.window(), self.action, phase, dims))
         touch = np.log1p(np.concatenate(self.tip_touch, axis=1))
         privileged = np.concatenate(
             [touch, self.mass[:, None], self.friction[:, None]], axis=1, dtype=np.float32

@@ -1,6 +1,6 @@
 """Observation terms of `dex-track`, pure functions of the hand, object and reference.
 
-`policy_observation` is the single definition for training, evaluation and deployment.
+`policy_terms` is the single definition for training, evaluation and deployment.
 Positions are in the world frame (the table is fixed); orientations as the first two
 columns of their rotation matrices.
 """
@@ -13,6 +13,7 @@ import numpy as np
 
 from simreal.tasks.dex_track.frames import rotation_6d
 from simreal.tasks.rotations import quat_error_vector
+from simreal.tasks.terms import ObservationTerm, layout
 
 HAND_JOINTS = 22
 FINGERTIPS = 4
@@ -20,25 +21,6 @@ MAX_JOINT_VEL = 10.0
 MAX_OBJECT_VEL = 3.0
 """Velocities are clipped (rad/s or m/s): contact impacts spike them far beyond anything a
 policy should react to, and such outliers would swing the observation normalizer."""
-
-
-def observation_layout(preview_frames: int) -> tuple[tuple[str, int], ...]:
-    return (
-        ("joint_pos", HAND_JOINTS),
-        ("joint_vel", HAND_JOINTS),
-        ("object_pos", 3),
-        ("object_rot", 6),
-        ("object_lin_vel", 3),
-        ("object_ang_vel", 3),
-        ("fingertip_to_object", 3 * FINGERTIPS),
-        ("ref_preview", (HAND_JOINTS + 9) * preview_frames),
-        ("ref_joint_error", HAND_JOINTS),
-        ("ref_object_pos_error", 3),
-        ("ref_object_rot_error", 3),
-        ("last_action", HAND_JOINTS),
-        ("phase", 1),
-        ("object_dims", 4),
-    )
 
 
 PRIVILEGED_OBSERVATION = (
@@ -75,17 +57,53 @@ class ReferenceWindow:
     """(N, K, 4)."""
 
 
-def policy_observation(
-    s: HandObjectState,
-    ref: ReferenceWindow,
-    last_action: np.ndarray,
-    phase: np.ndarray,
-    object_dims: np.ndarray,
-) -> np.ndarray:
-    """(N, 219 + 31 (K - 1)) float32 for a preview of K frames; `object_dims` (N, 4) are
-    the reference's object dimensions (objects.py), known where the object is known."""
+@dataclass
+class DexReading:
+    """What the observation is computed from: hand and object, the reference window, the
+    previous action (N, 22), the episode phase (N,) in [0, 1] and the reference object's
+    dimensions (N, 4) (objects.py), known where the object is known."""
+
+    state: HandObjectState
+    ref: ReferenceWindow
+    last_action: np.ndarray
+    phase: np.ndarray
+    object_dims: np.ndarray
+
+
+def joint_pos(r: DexReading) -> np.ndarray:
+    return r.state.joint_pos
+
+
+def joint_vel(r: DexReading) -> np.ndarray:
+    return np.clip(r.state.joint_vel, -MAX_JOINT_VEL, MAX_JOINT_VEL)
+
+
+def object_pos(r: DexReading) -> np.ndarray:
+    return r.state.object_pos
+
+
+def object_rot(r: DexReading) -> np.ndarray:
+    return rotation_6d(r.state.object_quat)
+
+
+def object_lin_vel(r: DexReading) -> np.ndarray:
+    return np.clip(r.state.object_lin_vel, -MAX_OBJECT_VEL, MAX_OBJECT_VEL)
+
+
+def object_ang_vel(r: DexReading) -> np.ndarray:
+    return np.clip(r.state.object_ang_vel, -MAX_OBJECT_VEL, MAX_OBJECT_VEL)
+
+
+def fingertip_to_object(r: DexReading) -> np.ndarray:
+    s = r.state
+    return (s.fingertip_pos - s.object_pos[:, None, :]).reshape(s.object_pos.shape[0], -1)
+
+
+def ref_preview(r: DexReading) -> np.ndarray:
+    """The next K frames' joint targets, object positions and orientations (6D)."""
+    ref = r.ref
     n, k = ref.joint_pos.shape[:2]
-    preview = np.concatenate(
+    return np.concatenate(
         [
             ref.joint_pos,
             ref.object_pos,
@@ -93,23 +111,51 @@ def policy_observation(
         ],
         axis=2,
     ).reshape(n, -1)
-    return np.concatenate(
-        [
-            s.joint_pos,
-            np.clip(s.joint_vel, -MAX_JOINT_VEL, MAX_JOINT_VEL),
-            s.object_pos,
-            rotation_6d(s.object_quat),
-            np.clip(s.object_lin_vel, -MAX_OBJECT_VEL, MAX_OBJECT_VEL),
-            np.clip(s.object_ang_vel, -MAX_OBJECT_VEL, MAX_OBJECT_VEL),
-            (s.fingertip_pos - s.object_pos[:, None, :]).reshape(n, -1),
-            preview,
-            ref.joint_pos[:, 0] - s.joint_pos,
-            ref.object_pos[:, 0] - s.object_pos,
-            quat_error_vector(ref.object_quat[:, 0], s.object_quat),
-            last_action,
-            phase[:, None],
-            object_dims,
-        ],
-        axis=1,
-        dtype=np.float32,
+
+
+def ref_joint_error(r: DexReading) -> np.ndarray:
+    return r.ref.joint_pos[:, 0] - r.state.joint_pos
+
+
+def ref_object_pos_error(r: DexReading) -> np.ndarray:
+    return r.ref.object_pos[:, 0] - r.state.object_pos
+
+
+def ref_object_rot_error(r: DexReading) -> np.ndarray:
+    return quat_error_vector(r.ref.object_quat[:, 0], r.state.object_quat)
+
+
+def last_action(r: DexReading) -> np.ndarray:
+    return r.last_action
+
+
+def phase(r: DexReading) -> np.ndarray:
+    return r.phase[:, None]
+
+
+def object_dims(r: DexReading) -> np.ndarray:
+    return r.object_dims
+
+
+def policy_terms(preview_frames: int) -> tuple[ObservationTerm, ...]:
+    """219 + 31 (K - 1) values for a preview of K frames."""
+    return (
+        ObservationTerm("joint_pos", HAND_JOINTS, joint_pos),
+        ObservationTerm("joint_vel", HAND_JOINTS, joint_vel),
+        ObservationTerm("object_pos", 3, object_pos),
+        ObservationTerm("object_rot", 6, object_rot),
+        ObservationTerm("object_lin_vel", 3, object_lin_vel),
+        ObservationTerm("object_ang_vel", 3, object_ang_vel),
+        ObservationTerm("fingertip_to_object", 3 * FINGERTIPS, fingertip_to_object),
+        ObservationTerm("ref_preview", (HAND_JOINTS + 9) * preview_frames, ref_preview),
+        ObservationTerm("ref_joint_error", HAND_JOINTS, ref_joint_error),
+        ObservationTerm("ref_object_pos_error", 3, ref_object_pos_error),
+        ObservationTerm("ref_object_rot_error", 3, ref_object_rot_error),
+        ObservationTerm("last_action", HAND_JOINTS, last_action),
+        ObservationTerm("phase", 1, phase),
+        ObservationTerm("object_dims", 4, object_dims),
     )
+
+
+def observation_layout(preview_frames: int) -> tuple[tuple[str, int], ...]:
+    return layout(policy_terms(preview_frames))

@@ -44,11 +44,11 @@ from simreal.tasks.g1.observations import (
     POLICY_OBSERVATION,
     POLICY_TERMS,
     PRIVILEGED_OBSERVATION,
+    G1Reading,
     G1State,
-    policy_observation,
 )
 from simreal.tasks.rotations import projected_gravity, quat_to_matrix
-from simreal.tasks.terms import noise_scale
+from simreal.tasks.terms import noise_scale, observe
 
 ACTION_GROUPS: dict[str, tuple[int, ...]] = {
     "lower": tuple(range(0, 12)),
@@ -82,7 +82,7 @@ class G1Env(TaskEnv):
 
     robot = "g1"
     """`simreal eval --video` follows the pelvis from 3.5 m."""
-    observation_layout = POLICY_OBSERVATION
+    policy_terms = POLICY_TERMS
     critic_observation_layout = POLICY_OBSERVATION + PRIVILEGED_OBSERVATION
     action_groups: ClassVar[dict[str, tuple[int, ...]]] = ACTION_GROUPS
     reward_terms = rewards.REWARDS
@@ -371,7 +371,8 @@ class G1Env(TaskEnv):
 
     # -- rewards, observations, terminations --------------------------------------------
     def observe(self) -> tuple[np.ndarray, np.ndarray]:
-        obs = policy_observation(self.sensors, self.default_joint_pos, self.action)
+        reading = G1Reading(self.sensors, self.default_joint_pos, self.action)
+        obs = observe(POLICY_TERMS, reading)
         critic = np.concatenate([obs, self.privileged_observation()], axis=1, dtype=np.float32)
         if self.randomize:
             obs = obs + self.rng.normal(size=obs.shape).astype(np.float32) * self._noise_scale()

@@ -26,9 +26,11 @@ from simreal.tasks.g1_pull import gait, rewards
 from simreal.tasks.g1_pull.config import G1PullConfig
 from simreal.tasks.g1_pull.metrics import held_force
 from simreal.tasks.g1_pull.observations import (
+    COMMAND_TERMS,
+    GAIT_TERMS,
     PULL_CRITIC_OBSERVATION,
-    PULL_POLICY_OBSERVATION,
-    command_observation,
+    PULL_POLICY_TERMS,
+    PullReading,
     walking_command,
 )
 from simreal.tasks.g1_pull.scene import (
@@ -39,6 +41,7 @@ from simreal.tasks.g1_pull.scene import (
     build_pull_scene,
 )
 from simreal.tasks.rotations import quat_to_matrix
+from simreal.tasks.terms import observe
 
 WALKING_SPEED_M_S = 0.05
 """A commanded speed above this asks for steps (feet_air_time pays)."""
@@ -55,7 +58,7 @@ LEG_REFERENCE_JOINTS = np.array(
 
 
 class G1PullEnv(G1Env):
-    observation_layout = PULL_POLICY_OBSERVATION
+    policy_terms = PULL_POLICY_TERMS
     critic_observation_layout = PULL_CRITIC_OBSERVATION
     reward_terms = rewards.REWARDS
     metric_reductions: ClassVar[dict[str, str]] = {
@@ -246,8 +249,8 @@ class G1PullEnv(G1Env):
             c.max_yaw_rate,
         )
         obs, critic = super().observe()
-        command = command_observation(self.command, self.direction)
-        clock = gait.clock_observation(self.phase(), self.walking())
+        pull = PullReading(self.command, self.direction, self.phase(), self.walking())
+        command, clock = observe(COMMAND_TERMS, pull), observe(GAIT_TERMS, pull)
         load = np.stack(
             [
                 self.tension,

@@ -6,20 +6,49 @@ gait clock (appended last so that g1-pull runs from before the clock still warm-
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from simreal.tasks.g1.observations import POLICY_OBSERVATION, PRIVILEGED_OBSERVATION
+from simreal.tasks.g1.observations import POLICY_OBSERVATION, POLICY_TERMS, PRIVILEGED_OBSERVATION
+from simreal.tasks.g1_pull import gait
+from simreal.tasks.terms import ObservationTerm, layout
 
-COMMAND_OBSERVATION: tuple[tuple[str, int], ...] = (
-    ("command_velocity", 3),
-    ("pull_direction", 1),
+
+@dataclass
+class PullReading:
+    """What the walking terms are computed from: the command (N, 3), the pull direction
+    (N,), the gait clock's phase (N,) and whether walking is commanded (N,)."""
+
+    command: np.ndarray
+    direction: np.ndarray
+    phase: np.ndarray
+    walking: np.ndarray
+
+
+def command_velocity(r: PullReading) -> np.ndarray:
+    """Commanded (vx, vy) in m/s in the heading frame and yaw rate in rad/s."""
+    return r.command
+
+
+def pull_direction(r: PullReading) -> np.ndarray:
+    """+1 pulling forward (load behind), -1 pulling backward (load in front)."""
+    return r.direction[:, None]
+
+
+def gait_phase(r: PullReading) -> np.ndarray:
+    """(sin, cos) of the gait clock's left-leg phase 2 pi phi while walking is commanded,
+    (0, 0) while standing (gait.py). The right leg runs half a period behind."""
+    return gait.clock_observation(r.phase, r.walking)
+
+
+COMMAND_TERMS: tuple[ObservationTerm, ...] = (
+    ObservationTerm("command_velocity", 3, command_velocity),
+    ObservationTerm("pull_direction", 1, pull_direction),
 )
-"""command_velocity: commanded (vx, vy) in m/s in the heading frame and yaw rate in rad/s;
-pull_direction: +1 pulling forward (load behind), -1 pulling backward (load in front)."""
-
-GAIT_OBSERVATION: tuple[tuple[str, int], ...] = (("gait_phase", 2),)
-"""gait_phase: (sin, cos) of the gait clock's left-leg phase 2 pi phi while walking is
-commanded, (0, 0) while standing (gait.py). The right leg runs half a period behind."""
+GAIT_TERMS: tuple[ObservationTerm, ...] = (ObservationTerm("gait_phase", 2, gait_phase),)
+COMMAND_OBSERVATION = layout(COMMAND_TERMS)
+GAIT_OBSERVATION = layout(GAIT_TERMS)
 
 LOAD_OBSERVATION: tuple[tuple[str, int], ...] = (
     ("rope_tension", 1),
@@ -31,7 +60,8 @@ LOAD_OBSERVATION: tuple[tuple[str, int], ...] = (
 """Critic-only: rope tension (N), the cart's rolling resistance (N), damping (N s/m),
 spring stiffness (N/m) and velocity along the rails (m/s)."""
 
-PULL_POLICY_OBSERVATION = POLICY_OBSERVATION + COMMAND_OBSERVATION + GAIT_OBSERVATION
+PULL_POLICY_TERMS = POLICY_TERMS + COMMAND_TERMS + GAIT_TERMS
+PULL_POLICY_OBSERVATION = layout(PULL_POLICY_TERMS)
 PULL_CRITIC_OBSERVATION = (
     POLICY_OBSERVATION
     + PRIVILEGED_OBSERVATION
@@ -39,12 +69,6 @@ PULL_CRITIC_OBSERVATION = (
     + LOAD_OBSERVATION
     + GAIT_OBSERVATION
 )
-
-
-def command_observation(command: np.ndarray, direction: np.ndarray) -> np.ndarray:
-    """(N, 4) float32 in COMMAND_OBSERVATION order from the command (N, 3) and the pull
-    direction (N,)."""
-    return np.concatenate([command, direction[:, None]], axis=1, dtype=np.float32)
 
 
 def walking_command(

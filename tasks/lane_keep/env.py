@@ -23,12 +23,12 @@ from simreal.tasks.lane_keep.captions import VOCAB, SceneFacts, caption_speed
 from simreal.tasks.lane_keep.config import LaneKeepConfig
 from simreal.tasks.lane_keep.observations import (
     PRIVILEGED_OBSERVATION,
-    lane_state,
-    observation_layout,
-    policy_observation,
+    LaneReading,
+    policy_terms,
 )
 from simreal.tasks.lane_keep.roads import RoadBank, build_bank, held_out_seeds, train_seeds
 from simreal.tasks.lane_keep.semantic import CaptionEncoder, make_encoder
+from simreal.tasks.terms import layout, observe
 
 CAPTION_LOOKAHEAD_M = (5.0, 40.0)
 OBSTACLE_HORIZON_M = 50.0
@@ -59,13 +59,12 @@ class LaneKeepEnv(TaskEnv):
         self.max_episode_steps = cfg.max_episode_steps
         self.encoder = make_encoder(cfg.semantic.provider, cfg.semantic.blip_weights)
         self.truth_captions = CaptionEncoder()
-        self.observation_layout = observation_layout(cfg, self.encoder.num_tokens)
+        self.policy_terms = policy_terms(cfg, self.encoder.num_tokens)
+        self.critic_terms = tuple(t for t in self.policy_terms if t.name != "caption_tokens")
+        """The critic reads the captions' facts directly (privileged), not their tokens."""
         t = self.encoder.num_tokens
-        self.critic_observation_layout = (
-            tuple(term for term in self.observation_layout if term[0] != "caption_tokens")
-            + PRIVILEGED_OBSERVATION
-        )
-        n_obs = sum(size for _, size in self.observation_layout)
+        self.critic_observation_layout = layout(self.critic_terms) + PRIVILEGED_OBSERVATION
+        n_obs = sum(term.size for term in self.policy_terms)
         self.observation_structure = (
             {"embedding": [n_obs - t, t, len(VOCAB), cfg.semantic.embed_dim]} if t else None
         )
@@ -220,7 +219,7 @@ class LaneKeepEnv(TaskEnv):
     def observe(self) -> tuple[np.ndarray, np.ndarray]:
         self._refresh_captions()
         preview = geo.curvature_ahead(self.bank, self.road, self.idx, self.cfg.curvature_preview_m)
-        lane = lane_state(
+        reading = LaneReading(
             self.lane_offset,
             self.heading_error,
             self.body_vel,
@@ -229,15 +228,16 @@ class LaneKeepEnv(TaskEnv):
             self.lane_width,
             preview,
             self.action,
+            self.pid_correction,
+            self._scan() if self.cfg.lidar.enabled else None,
+            self.tokens,
         )
-        pid = self.pid_correction if self.cfg.pid.feature else None
-        ranges = self._scan() if self.cfg.lidar.enabled else None
-        obs = policy_observation(lane, pid, ranges, self.tokens)
+        obs = observe(self.policy_terms, reading)
         privileged = np.stack(
             [self.bank.friction[self.road], self.gap, self.desired_speed, self.caption_speed],
             axis=1,
         )
-        critic = policy_observation(lane, pid, ranges, None)
+        critic = observe(self.critic_terms, reading)
         critic = np.concatenate([critic, privileged], axis=1, dtype=np.float32)
         return obs, critic
 

@@ -1,37 +1,19 @@
 """Observation terms of `lane-keep`: the fused observation of BLIP-FusePPO.
 
-`policy_observation` is the single definition for training, evaluation and deployment.
-Its parts: geometric lane state, the PID controller's correction, LiDAR ranges and
-caption tokens (last, so the policy's embedding finds them at the end). Parts switched
-off in the config are left out of the layout.
+`policy_terms` is the single definition for training, evaluation and deployment. Its
+parts: geometric lane state, the PID controller's correction, LiDAR ranges and caption
+tokens (last, so the policy's embedding finds them at the end). Parts switched off in
+the config are left out of the terms.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from simreal.tasks.lane_keep.config import LaneKeepConfig
-
-
-def observation_layout(cfg: LaneKeepConfig, num_tokens: int) -> tuple[tuple[str, int], ...]:
-    layout = [
-        ("lane_offset", 1),
-        ("heading_error", 1),
-        ("base_lin_vel", 2),
-        ("yaw_rate", 1),
-        ("steer_angle", 1),
-        ("lane_width", 1),
-        ("curvature_preview", len(cfg.curvature_preview_m)),
-        ("last_action", 2),
-    ]
-    if cfg.pid.feature:
-        layout.append(("pid_correction", 1))
-    if cfg.lidar.enabled:
-        layout.append(("lidar_ranges", cfg.lidar.beams))
-    if num_tokens:
-        layout.append(("caption_tokens", num_tokens))
-    return tuple(layout)
-
+from simreal.tasks.terms import ObservationTerm, layout
 
 PRIVILEGED_OBSERVATION = (
     ("friction", 1),
@@ -41,44 +23,58 @@ PRIVILEGED_OBSERVATION = (
 )
 
 
-def lane_state(
-    lane_offset: np.ndarray,
-    heading_error: np.ndarray,
-    body_vel: np.ndarray,
-    yaw_rate: np.ndarray,
-    steer: np.ndarray,
-    lane_width: np.ndarray,
-    curvature_preview: np.ndarray,
-    last_action: np.ndarray,
-) -> list[np.ndarray]:
-    """Geometric lane state as (N, k) columns: offset from the lane centre (m, left
-    positive), heading error (rad), chassis-frame velocity (m/s), yaw rate (rad/s),
-    front wheel angle (rad), lane width (m), curvature ahead (1/m, scaled by 10 so
-    that tight curves read about 0.4) and the previous action."""
-    return [
-        lane_offset[:, None],
-        heading_error[:, None],
-        body_vel,
-        yaw_rate[:, None],
-        steer[:, None],
-        lane_width[:, None],
-        10.0 * curvature_preview,
-        last_action,
+@dataclass
+class LaneReading:
+    """What the observation is computed from, (N,) or (N, k) per car: offset from the
+    lane centre (m, left positive), heading error (rad), chassis-frame velocity (m/s),
+    yaw rate (rad/s), front wheel angle (rad), lane width (m), curvature ahead (1/m), the
+    previous action, and the parts a config may switch off (None then)."""
+
+    lane_offset: np.ndarray
+    heading_error: np.ndarray
+    body_vel: np.ndarray
+    yaw_rate: np.ndarray
+    steer: np.ndarray
+    lane_width: np.ndarray
+    curvature_preview: np.ndarray
+    last_action: np.ndarray
+    pid_correction: np.ndarray | None = None
+    lidar: np.ndarray | None = None
+    tokens: np.ndarray | None = None
+
+
+def _column(name: str):
+    def term(r: LaneReading) -> np.ndarray:
+        return getattr(r, name)[:, None]
+
+    term.__name__ = name
+    return term
+
+
+def curvature_preview(r: LaneReading) -> np.ndarray:
+    """Scaled by 10, so that tight curves read about 0.4."""
+    return 10.0 * r.curvature_preview
+
+
+def policy_terms(cfg: LaneKeepConfig, num_tokens: int) -> tuple[ObservationTerm, ...]:
+    terms = [
+        ObservationTerm("lane_offset", 1, _column("lane_offset")),
+        ObservationTerm("heading_error", 1, _column("heading_error")),
+        ObservationTerm("base_lin_vel", 2, lambda r: r.body_vel),
+        ObservationTerm("yaw_rate", 1, _column("yaw_rate")),
+        ObservationTerm("steer_angle", 1, _column("steer")),
+        ObservationTerm("lane_width", 1, _column("lane_width")),
+        ObservationTerm("curvature_preview", len(cfg.curvature_preview_m), curvature_preview),
+        ObservationTerm("last_action", 2, lambda r: r.last_action),
     ]
+    if cfg.pid.feature:
+        terms.append(ObservationTerm("pid_correction", 1, _column("pid_correction")))
+    if cfg.lidar.enabled:
+        terms.append(ObservationTerm("lidar_ranges", cfg.lidar.beams, lambda r: r.lidar))
+    if num_tokens:
+        terms.append(ObservationTerm("caption_tokens", num_tokens, lambda r: r.tokens))
+    return tuple(terms)
 
 
-def policy_observation(
-    lane: list[np.ndarray],
-    pid_correction: np.ndarray | None,
-    lidar: np.ndarray | None,
-    tokens: np.ndarray | None,
-) -> np.ndarray:
-    """(N, n_obs) float32 in `observation_layout` order; None parts are left out."""
-    parts = list(lane)
-    if pid_correction is not None:
-        parts.append(pid_correction[:, None])
-    if lidar is not None:
-        parts.append(lidar)
-    if tokens is not None and tokens.shape[1]:
-        parts.append(tokens)
-    return np.concatenate(parts, axis=1, dtype=np.float32)
+def observation_layout(cfg: LaneKeepConfig, num_tokens: int) -> tuple[tuple[str, int], ...]:
+    return layout(policy_terms(cfg, num_tokens))

@@ -16,7 +16,6 @@ from simreal.tasks.quadrotor.env import rest_pose
 
 
 class QuadHoverEnv(QuadrotorEnv):
-    observation_layout = POLICY_OBSERVATION
     critic_observation_layout = POLICY_OBSERVATION + PRIVILEGED_OBSERVATION
     policy_terms = POLICY_TERMS
     reward_terms = REWARDS

@@ -24,6 +24,7 @@ from simreal.tasks.quadrotor import airframe
 from simreal.tasks.quadrotor.controller import mixer_matrix, rotor_thrusts
 from simreal.tasks.quadrotor.env import motor_metadata
 from simreal.tasks.rotations import roll_pitch
+from simreal.tasks.terms import layout, noise_scale, observe
 
 CRASH_HEIGHT = 0.05
 SLOT_XS = np.linspace(-3.0, 3.0, 11)
@@ -60,10 +61,10 @@ class QuadSwarmEnv(TaskEnv):
             {"velocity": (0, 1, 2)} if self.velocity_control else {"motors": (0, 1, 2, 3)}
         )
         a = self.num_actions
-        self.observation_layout = obs_terms.observation_layout(
+        self.policy_terms = obs_terms.policy_terms(
             cfg.neighbours, cfg.obstacles_seen, a, cfg.obstacle_path_frame
         )
-        self.critic_observation_layout = self.observation_layout
+        self.critic_observation_layout = layout(self.policy_terms)
         self.observation_structure = obs_terms.observation_structure(
             cfg.neighbours, cfg.obstacles_seen, a, cfg.obstacle_path_frame
         )
@@ -311,7 +312,7 @@ class QuadSwarmEnv(TaskEnv):
     def observe(self) -> tuple[np.ndarray, np.ndarray]:
         c = self.cfg
         pos, vel = self.pos, self.lin_vel
-        obs = obs_terms.policy_observation(
+        reading = obs_terms.SwarmReading(
             pos,
             self.quat,
             vel,
@@ -328,11 +329,11 @@ class QuadSwarmEnv(TaskEnv):
                 self.goal if c.obstacle_path_frame else None,
             ),
         )
-        std = c.randomization.obs_noise_std
-        if not (self.randomize and std > 0):
+        obs = observe(self.policy_terms, reading)
+        if not (self.randomize and c.randomization.obs_noise_std > 0):
             return obs, obs
-        noise = self.rng.normal(0.0, std, obs.shape) * self._noisy  # presence flags stay 0/1
-        return obs + noise.astype(np.float32), obs
+        scale = noise_scale(self.policy_terms, c.randomization) * self._noisy  # flags stay 0/1
+        return obs + (self.rng.normal(size=obs.shape) * scale).astype(np.float32), obs
 
     def terminated(self) -> np.ndarray:
         """In training a drone that crashed this step ends its own episode (and respawns).

@@ -7,10 +7,14 @@ runs any number of drones. Arrays lead with (num_sims, num_drones).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from simreal.tasks.quad_swarm.neighbours import other_drones
+from simreal.tasks.quadrotor.observations import NOISE
 from simreal.tasks.rotations import quat_to_matrix
+from simreal.tasks.terms import ObservationTerm, layout
 
 SELF_SIZE_WITHOUT_ACTION = 21
 """goal error, position, velocity (3 each), rotation matrix (9), angular velocity (3)."""
@@ -32,19 +36,58 @@ FAR = 10.0
 """Distance (m) written into absent tokens' distance field."""
 
 
+@dataclass
+class SwarmReading:
+    """What the observation is computed from, arrays leading with (num_sims, num_drones):
+    positions, quaternions, velocities (world), body rates, goals, previous actions and
+    the neighbour and column tokens (`neighbour_tokens`, `obstacle_tokens`)."""
+
+    pos: np.ndarray
+    quat: np.ndarray
+    lin_vel: np.ndarray
+    ang_vel: np.ndarray
+    goal: np.ndarray
+    last_action: np.ndarray
+    neighbours: np.ndarray
+    obstacles: np.ndarray
+
+
+def _rows(values: np.ndarray) -> np.ndarray:
+    """(S, N, ...) per drone -> (S * N, k): one row per drone."""
+    return values.reshape(values.shape[0] * values.shape[1], -1)
+
+
+def goal_pos_error(r: SwarmReading) -> np.ndarray:
+    return _rows(r.goal - r.pos)
+
+
+def base_rot(r: SwarmReading) -> np.ndarray:
+    return quat_to_matrix(r.quat.reshape(-1, 4)).reshape(-1, 9)
+
+
+def policy_terms(
+    k: int, m: int, action_size: int, path: bool = False
+) -> tuple[ObservationTerm, ...]:
+    """The drone itself, then its k nearest drones and m nearest columns as padded token
+    sets; the environment keeps the presence flags inside the tokens free of noise."""
+    return (
+        ObservationTerm("goal_pos_error", 3, goal_pos_error, NOISE),
+        ObservationTerm("base_pos", 3, lambda r: _rows(r.pos), NOISE),
+        ObservationTerm("base_lin_vel", 3, lambda r: _rows(r.lin_vel), NOISE),
+        ObservationTerm("base_rot", 9, base_rot, NOISE),
+        ObservationTerm("base_ang_vel", 3, lambda r: _rows(r.ang_vel), NOISE),
+        ObservationTerm("last_action", action_size, lambda r: _rows(r.last_action), NOISE),
+        ObservationTerm("neighbours", k * NEIGHBOUR_TOKEN, lambda r: _rows(r.neighbours), NOISE),
+        ObservationTerm(
+            "obstacles", m * obstacle_token_size(path), lambda r: _rows(r.obstacles), NOISE
+        ),
+    )
+
+
 def observation_layout(
     k: int, m: int, action_size: int, path: bool = False
 ) -> tuple[tuple[str, int], ...]:
-    return (
-        ("goal_pos_error", 3),
-        ("base_pos", 3),
-        ("base_lin_vel", 3),
-        ("base_rot", 9),
-        ("base_ang_vel", 3),
-        ("last_action", action_size),
-        ("neighbours", k * NEIGHBOUR_TOKEN),
-        ("obstacles", m * obstacle_token_size(path)),
-    )
+    return layout(policy_terms(k, m, action_size, path))
 
 
 def observation_structure(k: int, m: int, action_size: int, path: bool = False) -> dict:
@@ -109,32 +152,3 @@ def obstacle_tokens(
         tokens[:, :, :count, 4] = hx * near_rel[..., 1] - hy * near_rel[..., 0]
         tokens[:, :, count:, 3] = FAR
     return tokens
-
-
-def policy_observation(
-    pos: np.ndarray,
-    quat: np.ndarray,
-    lin_vel: np.ndarray,
-    ang_vel: np.ndarray,
-    goal: np.ndarray,
-    last_action: np.ndarray,
-    neighbours: np.ndarray,
-    obstacles: np.ndarray,
-) -> np.ndarray:
-    """(S * N, D) float32, one row per drone, in observation_layout order."""
-    s, n, _ = pos.shape
-    rot = quat_to_matrix(quat.reshape(-1, 4)).reshape(s, n, 9)
-    return np.concatenate(
-        [
-            goal - pos,
-            pos,
-            lin_vel,
-            rot,
-            ang_vel,
-            last_action,
-            neighbours.reshape(s, n, -1),
-            obstacles.reshape(s, n, -1),
-        ],
-        axis=2,
-        dtype=np.float32,
-    ).reshape(s * n, -1)

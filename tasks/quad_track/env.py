@@ -20,8 +20,7 @@ class QuadTrackEnv(QuadrotorEnv):
 
     def __init__(self, cfg: QuadTrackConfig, num_envs: int, **kwargs):
         self.policy_terms = policy_terms(cfg.preview_steps)
-        self.observation_layout = layout(self.policy_terms)
-        self.critic_observation_layout = self.observation_layout + PRIVILEGED_OBSERVATION
+        self.critic_observation_layout = layout(self.policy_terms) + PRIVILEGED_OBSERVATION
         self.error_sq_sum = np.zeros(num_envs)
         self.error_max = np.zeros(num_envs)
         self.preview_offsets = cfg.preview_dt_s * np.arange(1, cfg.preview_steps + 1)

@@ -1,6 +1,6 @@
 """Observation terms of `quad-track`: where the reference is now and where it is going.
 
-`policy_observation` is the single definition for training, evaluation and robots.
+`policy_terms` is the single definition for training, evaluation and robots.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 
 from simreal.tasks.quadrotor import QuadState
 from simreal.tasks.quadrotor.observations import NOISE, OWN_STATE_TERMS
-from simreal.tasks.terms import ObservationTerm, layout, observe
+from simreal.tasks.terms import ObservationTerm, layout
 
 
 @dataclass
@@ -52,15 +52,3 @@ def policy_terms(preview_steps: int) -> tuple[ObservationTerm, ...]:
 
 def observation_layout(preview_steps: int) -> tuple[tuple[str, int], ...]:
     return layout(policy_terms(preview_steps))
-
-
-def policy_observation(
-    state: QuadState,
-    ref_pos: np.ndarray,
-    ref_preview: np.ndarray,
-    ref_vel: np.ndarray,
-    last_action: np.ndarray,
-) -> np.ndarray:
-    """(N, 25 + 3K) float32 in policy_terms(K) order."""
-    reading = TrackReading(state, ref_pos, ref_preview, ref_vel, last_action)
-    return observe(policy_terms(ref_preview.shape[1]), reading)
