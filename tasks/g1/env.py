@@ -44,6 +44,7 @@ from simreal.tasks.g1.observations import (
     POLICY_OBSERVATION,
     POLICY_TERMS,
     PRIVILEGED_OBSERVATION,
+    PRIVILEGED_TERMS,
     G1Reading,
     G1State,
 )
@@ -373,35 +374,13 @@ class G1Env(TaskEnv):
     def observe(self) -> tuple[np.ndarray, np.ndarray]:
         reading = G1Reading(self.sensors, self.default_joint_pos, self.action)
         obs = observe(POLICY_TERMS, reading)
-        critic = np.concatenate([obs, self.privileged_observation()], axis=1, dtype=np.float32)
+        critic = np.concatenate([obs, observe(PRIVILEGED_TERMS, self)], axis=1)
         if self.randomize:
             obs = obs + self.rng.normal(size=obs.shape).astype(np.float32) * self._noise_scale()
         return obs, critic
 
     def _noise_scale(self) -> np.ndarray:
         return noise_scale(POLICY_TERMS, self.cfg.randomization).astype(np.float32)
-
-    def privileged_observation(self) -> np.ndarray:
-        """(N, 55) critic-only terms in PRIVILEGED_OBSERVATION order."""
-        lin_vel = self.to_heading(self.engine.qvel[:, 0:3])
-        return np.concatenate(
-            [
-                lin_vel,
-                self.engine.qpos[:, 2:3],
-                self.to_heading(self.external_force).reshape(-1, 9),
-                self.fat2_target(),
-                self.foot_contact(),
-                self.friction[:, None],
-                self.torso_added_mass[:, None],
-                self.torso_com_offset,
-                self.kp_scale.mean(axis=1, keepdims=True),
-                self.kd_scale.mean(axis=1, keepdims=True),
-                self.motor_strength.mean(axis=1, keepdims=True),
-                self.latency_substeps[:, None].astype(float),
-                self.joint_offset,
-            ],
-            axis=1,
-        )
 
     def terminated(self) -> np.ndarray:
         """Falls: pelvis low (or thrown high), tilted over, or a state that is not finite."""

@@ -17,25 +17,6 @@ from simreal.tasks.terms import ObservationTerm, layout, observe
 
 NUM_JOINTS = 29
 
-PRIVILEGED_OBSERVATION: tuple[tuple[str, int], ...] = (
-    ("base_lin_vel", 3),
-    ("base_height", 1),
-    ("external_force", 9),
-    ("fat2_target_tilt", 2),
-    ("foot_contact", 2),
-    ("friction", 1),
-    ("torso_added_mass_kg", 1),
-    ("torso_com_offset", 3),
-    ("kp_scale_mean", 1),
-    ("kd_scale_mean", 1),
-    ("motor_strength_mean", 1),
-    ("latency_substeps", 1),
-    ("joint_offset", NUM_JOINTS),
-)
-"""Critic-only terms, appended to the clean policy observation: base_lin_vel (m/s, heading
-frame), base_height (m), external_force (N, heading frame; torso, left hand, right hand),
-the FAT2 target lean (rad), foot contact (0/1), and the randomized parameters."""
-
 
 @dataclass
 class G1State:
@@ -99,3 +80,36 @@ def policy_observation(
 ) -> np.ndarray:
     """(N, 93) float32 observation in POLICY_TERMS order."""
     return observe(POLICY_TERMS, G1Reading(state, default_joint_pos, last_action))
+
+
+# -- critic-only terms, read from the simulation (a G1Env) ------------------------------
+
+
+def _per_sim(values: np.ndarray) -> np.ndarray:
+    return values[:, None]
+
+
+PRIVILEGED_TERMS: tuple[ObservationTerm, ...] = (
+    ObservationTerm("base_lin_vel", 3, lambda env: env.to_heading(env.engine.qvel[:, 0:3])),
+    ObservationTerm("base_height", 1, lambda env: env.engine.qpos[:, 2:3]),
+    ObservationTerm(
+        "external_force", 9, lambda env: env.to_heading(env.external_force).reshape(-1, 9)
+    ),
+    ObservationTerm("fat2_target_tilt", 2, lambda env: env.fat2_target()),
+    ObservationTerm("foot_contact", 2, lambda env: env.foot_contact()),
+    ObservationTerm("friction", 1, lambda env: _per_sim(env.friction)),
+    ObservationTerm("torso_added_mass_kg", 1, lambda env: _per_sim(env.torso_added_mass)),
+    ObservationTerm("torso_com_offset", 3, lambda env: env.torso_com_offset),
+    ObservationTerm("kp_scale_mean", 1, lambda env: env.kp_scale.mean(axis=1, keepdims=True)),
+    ObservationTerm("kd_scale_mean", 1, lambda env: env.kd_scale.mean(axis=1, keepdims=True)),
+    ObservationTerm(
+        "motor_strength_mean", 1, lambda env: env.motor_strength.mean(axis=1, keepdims=True)
+    ),
+    ObservationTerm("latency_substeps", 1, lambda env: _per_sim(env.latency_substeps)),
+    ObservationTerm("joint_offset", NUM_JOINTS, lambda env: env.joint_offset),
+)
+"""Critic-only terms, appended to the clean policy observation: base_lin_vel (m/s, heading
+frame), base_height (m), external_force (N, heading frame; torso, left hand, right hand),
+the FAT2 target lean (rad), foot contact (0/1), and the randomized parameters."""
+
+PRIVILEGED_OBSERVATION: tuple[tuple[str, int], ...] = layout(PRIVILEGED_TERMS)

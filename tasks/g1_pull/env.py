@@ -28,6 +28,7 @@ from simreal.tasks.g1_pull.metrics import held_force
 from simreal.tasks.g1_pull.observations import (
     COMMAND_TERMS,
     GAIT_TERMS,
+    LOAD_TERMS,
     PULL_CRITIC_OBSERVATION,
     PULL_POLICY_TERMS,
     PullReading,
@@ -251,16 +252,7 @@ class G1PullEnv(G1Env):
         obs, critic = super().observe()
         pull = PullReading(self.command, self.direction, self.phase(), self.walking())
         command, clock = observe(COMMAND_TERMS, pull), observe(GAIT_TERMS, pull)
-        load = np.stack(
-            [
-                self.tension,
-                self.resistance,
-                self.damping,
-                self.stiffness,
-                self.engine.qvel[:, self.cart_dof],
-            ],
-            axis=1,
-        )
+        load = observe(LOAD_TERMS, self)
         return (
             np.concatenate([obs, command, clock], axis=1, dtype=np.float32),
             np.concatenate([critic, command, load, clock], axis=1, dtype=np.float32),

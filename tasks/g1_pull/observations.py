@@ -50,15 +50,17 @@ GAIT_TERMS: tuple[ObservationTerm, ...] = (ObservationTerm("gait_phase", 2, gait
 COMMAND_OBSERVATION = layout(COMMAND_TERMS)
 GAIT_OBSERVATION = layout(GAIT_TERMS)
 
-LOAD_OBSERVATION: tuple[tuple[str, int], ...] = (
-    ("rope_tension", 1),
-    ("load_resistance_n", 1),
-    ("load_damping", 1),
-    ("load_stiffness", 1),
-    ("load_velocity", 1),
+LOAD_TERMS: tuple[ObservationTerm, ...] = (
+    ObservationTerm("rope_tension", 1, lambda env: env.tension[:, None]),
+    ObservationTerm("load_resistance_n", 1, lambda env: env.resistance[:, None]),
+    ObservationTerm("load_damping", 1, lambda env: env.damping[:, None]),
+    ObservationTerm("load_stiffness", 1, lambda env: env.stiffness[:, None]),
+    ObservationTerm("load_velocity", 1, lambda env: env.engine.qvel[:, env.cart_dof, None]),
 )
-"""Critic-only: rope tension (N), the cart's rolling resistance (N), damping (N s/m),
-spring stiffness (N/m) and velocity along the rails (m/s)."""
+"""Critic-only, read from the simulation (a G1PullEnv): rope tension (N), the cart's
+rolling resistance (N), damping (N s/m), spring stiffness (N/m) and velocity along the
+rails (m/s)."""
+LOAD_OBSERVATION = layout(LOAD_TERMS)
 
 PULL_POLICY_TERMS = POLICY_TERMS + COMMAND_TERMS + GAIT_TERMS
 PULL_POLICY_OBSERVATION = layout(PULL_POLICY_TERMS)

@@ -17,6 +17,7 @@ from simreal.robots.crazyflie import (
 from simreal.tasks.env import TaskEnv
 from simreal.tasks.quadrotor import airframe
 from simreal.tasks.quadrotor.config import QuadrotorConfig
+from simreal.tasks.quadrotor.observations import PRIVILEGED_TERMS
 from simreal.tasks.quadrotor.state import QuadState
 from simreal.tasks.rotations import quat_from_roll_pitch_yaw, quat_to_matrix, roll_pitch
 from simreal.tasks.terms import ObservationTerm, noise_scale, observe
@@ -133,17 +134,11 @@ class QuadrotorEnv(TaskEnv):
             wrench[:, :3] += drag_force(self.rpm, state.base_lin_vel, rot, self.params)
         return wrench
 
-    def privileged_observation(self) -> np.ndarray:
-        """(N, 6) randomized parameters, in PRIVILEGED_OBSERVATION order."""
-        return np.stack(
-            [*self.scales.values(), self.motor_lag_s, self.latency_steps.astype(np.float64)], axis=1
-        )
-
     def observe_with(self, reading) -> tuple[np.ndarray, np.ndarray]:
         """Policy observation of `reading` from `policy_terms` (noisy when randomizing)
         and critic observation (clean, then the privileged terms)."""
         obs = observe(self.policy_terms, reading)
-        critic = np.concatenate([obs, self.privileged_observation()], axis=1, dtype=np.float32)
+        critic = np.concatenate([obs, observe(PRIVILEGED_TERMS, self)], axis=1)
         if self.randomize and self.cfg.randomization.obs_noise_std > 0:
             scale = noise_scale(self.policy_terms, self.cfg.randomization)
             obs = obs + (self.rng.normal(size=obs.shape) * scale).astype(np.float32)

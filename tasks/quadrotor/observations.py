@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from simreal.tasks.quadrotor.state import base_rot
-from simreal.tasks.terms import ObservationTerm
+from simreal.tasks.terms import ObservationTerm, layout
 
 NOISE = "obs_noise_std"
 
@@ -38,3 +38,25 @@ OWN_STATE_TERMS: tuple[ObservationTerm, ...] = (
 )
 """The drone's attitude (rotation matrix, row-major: no angle wrap-around to learn),
 velocity, body rates and last action, after a task's own terms."""
+
+
+# -- critic-only terms, read from the simulation (a QuadrotorEnv) -----------------------
+
+
+def _scale(name: str):
+    def term(env) -> np.ndarray:
+        return env.scales[name][:, None]
+
+    return term
+
+
+PRIVILEGED_TERMS: tuple[ObservationTerm, ...] = (
+    *(
+        ObservationTerm(name, 1, _scale(name))
+        for name in ("mass_scale", "inertia_scale", "kf_scale", "km_scale")
+    ),
+    ObservationTerm("motor_lag_s", 1, lambda env: env.motor_lag_s[:, None]),
+    ObservationTerm("latency_steps", 1, lambda env: env.latency_steps[:, None].astype(np.float64)),
+)
+"""Critic-only terms, after the policy observation: the randomized parameters."""
+PRIVILEGED_OBSERVATION: tuple[tuple[str, int], ...] = layout(PRIVILEGED_TERMS)

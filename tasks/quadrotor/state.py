@@ -8,16 +8,6 @@ import numpy as np
 
 from simreal.tasks.rotations import quat_to_matrix
 
-PRIVILEGED_OBSERVATION: tuple[tuple[str, int], ...] = (
-    ("mass_scale", 1),
-    ("inertia_scale", 1),
-    ("kf_scale", 1),
-    ("km_scale", 1),
-    ("motor_lag_s", 1),
-    ("latency_steps", 1),
-)
-"""Critic-only terms, appended to the policy observation: the randomized parameters."""
-
 
 @dataclass
 class QuadState:
