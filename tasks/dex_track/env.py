@@ -45,6 +45,7 @@ from simreal.tasks.dex_track.generator import MOTIONS
 from simreal.tasks.dex_track.metrics import tracking_metrics
 from simreal.tasks.dex_track.observations import (
     PRIVILEGED_OBSERVATION,
+    PRIVILEGED_TERMS,
     DexReading,
     HandObjectState,
     ReferenceWindow,
@@ -263,11 +264,7 @@ class DexTrackEnv(TaskEnv):
         phase = self.frame() / (self.cfg.episode_frames - 1)
         dims = self.refs.object_dims[self.ref_id]
         obs = observe(self.policy_terms, DexReading(s, self.window(), self.action, phase, dims))
-        touch = np.log1p(np.concatenate(self.tip_touch, axis=1))
-        privileged = np.concatenate(
-            [touch, self.mass[:, None], self.friction[:, None]], axis=1, dtype=np.float32
-        )
-        return obs, np.concatenate([obs, privileged], axis=1)
+        return obs, np.concatenate([obs, observe(PRIVILEGED_TERMS, self)], axis=1)
 
     def after_step(self) -> None:
         """Record this step's object and finger errors for the episode's metrics."""

@@ -23,13 +23,6 @@ MAX_OBJECT_VEL = 3.0
 policy should react to, and such outliers would swing the observation normalizer."""
 
 
-PRIVILEGED_OBSERVATION = (
-    ("fingertip_touch", FINGERTIPS),
-    ("object_mass", 1),
-    ("object_friction", 1),
-)
-
-
 @dataclass
 class HandObjectState:
     """Arrays lead with num_envs."""
@@ -159,3 +152,15 @@ def policy_terms(preview_frames: int) -> tuple[ObservationTerm, ...]:
 
 def observation_layout(preview_frames: int) -> tuple[tuple[str, int], ...]:
     return layout(policy_terms(preview_frames))
+
+
+PRIVILEGED_TERMS: tuple[ObservationTerm, ...] = (
+    ObservationTerm(
+        "fingertip_touch", FINGERTIPS, lambda env: np.log1p(np.concatenate(env.tip_touch, axis=1))
+    ),
+    ObservationTerm("object_mass", 1, lambda env: env.mass[:, None]),
+    ObservationTerm("object_friction", 1, lambda env: env.friction[:, None]),
+)
+"""Critic-only, read from the simulation (a DexTrackEnv): fingertip contact force
+(log1p), the object's randomized mass and friction."""
+PRIVILEGED_OBSERVATION = layout(PRIVILEGED_TERMS)

@@ -23,6 +23,7 @@ from simreal.tasks.lane_keep.captions import VOCAB, SceneFacts, caption_speed
 from simreal.tasks.lane_keep.config import LaneKeepConfig
 from simreal.tasks.lane_keep.observations import (
     PRIVILEGED_OBSERVATION,
+    PRIVILEGED_TERMS,
     LaneReading,
     policy_terms,
 )
@@ -233,12 +234,8 @@ class LaneKeepEnv(TaskEnv):
             self.tokens,
         )
         obs = observe(self.policy_terms, reading)
-        privileged = np.stack(
-            [self.bank.friction[self.road], self.gap, self.desired_speed, self.caption_speed],
-            axis=1,
-        )
         critic = observe(self.critic_terms, reading)
-        critic = np.concatenate([critic, privileged], axis=1, dtype=np.float32)
+        critic = np.concatenate([critic, observe(PRIVILEGED_TERMS, self)], axis=1)
         return obs, critic
 
     def reset_state(self, ids: np.ndarray) -> None:

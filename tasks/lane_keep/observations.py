@@ -15,13 +15,6 @@ import numpy as np
 from simreal.tasks.lane_keep.config import LaneKeepConfig
 from simreal.tasks.terms import ObservationTerm, layout
 
-PRIVILEGED_OBSERVATION = (
-    ("friction", 1),
-    ("obstacle_clearance", 1),
-    ("desired_speed", 1),
-    ("caption_speed", 1),
-)
-
 
 @dataclass
 class LaneReading:
@@ -78,3 +71,14 @@ def policy_terms(cfg: LaneKeepConfig, num_tokens: int) -> tuple[ObservationTerm,
 
 def observation_layout(cfg: LaneKeepConfig, num_tokens: int) -> tuple[tuple[str, int], ...]:
     return layout(policy_terms(cfg, num_tokens))
+
+
+PRIVILEGED_TERMS: tuple[ObservationTerm, ...] = (
+    ObservationTerm("friction", 1, lambda env: env.bank.friction[env.road][:, None]),
+    ObservationTerm("obstacle_clearance", 1, lambda env: env.gap[:, None]),
+    ObservationTerm("desired_speed", 1, lambda env: env.desired_speed[:, None]),
+    ObservationTerm("caption_speed", 1, lambda env: env.caption_speed[:, None]),
+)
+"""Critic-only, read from the simulation (a LaneKeepEnv): the road's friction, the gap to
+the nearest obstacle (m), the desired speed and the speed the captions imply (m/s)."""
+PRIVILEGED_OBSERVATION = layout(PRIVILEGED_TERMS)
