@@ -382,20 +382,26 @@ class G1Env(TaskEnv):
     def _noise_scale(self) -> np.ndarray:
         return noise_scale(POLICY_TERMS, self.cfg.randomization).astype(np.float32)
 
+    def after_step(self) -> None:
+        """Remember whether each episode ends in a fall (`ended_in_fall`, the metrics)."""
+        self.fell = self.falls()
+
     def terminated(self) -> np.ndarray:
+        return self.falls()
+
+    def falls(self) -> np.ndarray:
         """Falls: pelvis low (or thrown high), tilted over, or a state that is not finite."""
         qpos = self.engine.qpos
         height = qpos[:, 2]
         up_z = -projected_gravity(qpos[:, 3:7])[:, 2]
         tilt = np.arccos(np.clip(up_z, -1.0, 1.0))
         finite = np.isfinite(qpos).all(axis=1) & np.isfinite(self.engine.qvel).all(axis=1)
-        self.fell = (
+        return (
             ~finite
             | (height < self.cfg.fall_height_m)
             | (height > MAX_BASE_HEIGHT_M)
             | (tilt > self.cfg.fall_tilt_rad)
         )
-        return self.fell
 
     def ended_in_fall(self, ids: np.ndarray) -> np.ndarray:
         """Episodes of `ids` ending now that failed: a fall, or any end before the time limit
