@@ -169,6 +169,9 @@ def evaluate_policy(
             raise ValueError(f"eval {path}: task {task!r} has no baselines")
         policy = env.baseline_policy(baseline)
     metrics = {"policy": str(path), "task": task or config["task"], "engine": engine}
+    conditions = getattr(env, "evaluation_conditions", None)
+    if conditions is not None:  # beside the metrics: what the numbers hold under
+        metrics.update(conditions())
     cal = (config.get("task_config") or {}).get("calibration")
     if cal:
         metrics["calibration"] = cal

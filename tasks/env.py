@@ -84,6 +84,7 @@ class TaskEnv(ABC):
         self.num_envs = num_sims * self.agents_per_sim
         self.mjcf = mjcf
         self.engine: Engine = make_engine(engine, mjcf, num_sims, num_threads)
+        self.engine_name, self.seed = engine, seed
         self.rng = np.random.default_rng(seed)
         check_weights(self.cfg.reward_weights, self.reward_terms)
         self._terms = {term.name: term for term in self.reward_terms}
@@ -176,6 +177,12 @@ class TaskEnv(ABC):
     def episode_metrics(self, ids: np.ndarray) -> dict[str, np.ndarray]:
         """Task metrics of episodes ending now in simulations `ids` (before their reset)."""
         return {}
+
+    def evaluation_conditions(self) -> dict:
+        """What an evaluation's numbers hold under, written beside them in the eval JSON:
+        the engine, its step and the seed here; tasks add what matters for them (the G1:
+        foot friction, self-collision, terrain)."""
+        return {"engine": self.engine_name, "physics_dt": self.engine.physics_dt, "seed": self.seed}
 
     def zero_action_policy(self) -> Callable[[np.ndarray], np.ndarray]:
         """A policy that always outputs zero actions: the floor of several tasks' baselines

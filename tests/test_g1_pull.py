@@ -251,6 +251,10 @@ def test_held_force_on_a_synthetic_trace():
     assert held_force(force[None], stalled[None], [500], window, min_progress)[0] == 50.0
     # An episode that ends after 240 steps never holds 120 N for 2 s.
     assert held_force(force[None], progress[None], [240], window, min_progress)[0] == 50.0
+    # Windows start after the walk command: from step 260 on, 200 N is gone and less
+    # than 2 s of 120 N is left, so 80 N is the most held for 2 s.
+    late = held_force(force[None], progress[None], [500], window, min_progress, first_start=260)
+    assert late[0] == 80.0
     rng = np.random.default_rng(1)
     forces = rng.uniform(0, 300, (6, 240))
     walks = np.concatenate(
@@ -273,7 +277,7 @@ def test_evaluation_protocol_and_per_direction_metrics():
     T = env.max_episode_steps
     env.episode_step[:] = T
     env.force_trace[:] = [[160.0], [140.0], [250.0], [310.0]]
-    env.progress_trace[:] = np.linspace(0.0, 3.0, T + 1)  # 0.25 m/s all along
+    env.cart_trace[:] = np.linspace(0.0, 3.0, T + 1)  # the cart at 0.25 m/s all along
     env.fell[:] = [False, False, False, True]
     out = env.episode_metrics(np.arange(4))
     np.testing.assert_allclose(out["pull_force_held_n"], [160.0, 140.0, 250.0, 0.0])
@@ -281,6 +285,11 @@ def test_evaluation_protocol_and_per_direction_metrics():
     np.testing.assert_allclose(out["peak_pull_force_forward_n"], [0.0, 140.0, 0.0, 0.0])
     np.testing.assert_array_equal(out["fall_rate"], [0, 0, 0, 1])
     assert G1PullEnv.metric_reductions["peak_pull_force_backward_n"] == "max"
+    # the pelvis walking while the cart stands still holds nothing
+    env.progress_trace[:] = np.linspace(0.0, 3.0, T + 1)
+    env.cart_trace[:] = 0.0
+    out = env.episode_metrics(np.arange(4))
+    np.testing.assert_allclose(out["pull_force_held_n"], 0.0)
 
 
 class ScriptedEpisodes:

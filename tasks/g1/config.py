@@ -89,6 +89,12 @@ class G1Config:
     fall)."""
     evaluation: bool = False
     """Evaluation protocol (the task's own), no randomization, no curriculum."""
+    self_collision: bool = True
+    """The robot's geoms collide with each other (robots/g1/mjcf.py): a limb cannot pass
+    through the body. False gives the idealized body earlier results were measured on."""
+    eval_friction: float = 1.0
+    """Sliding friction of floor and soles in evaluation (training randomizes it over
+    `randomization.friction`); every G1 evaluation JSON states it as `foot_friction`."""
     randomize: bool = True
     reset_joint_noise_rad: float = 0.05
     fall_height_m: float = 0.5
@@ -125,6 +131,8 @@ class G1Config:
             raise ValueError("episode_s and eval_episode_s must be positive")
         if self.fat2_sigma_rad <= 0 or self.base_height_sigma_m <= 0 or self.upright_sigma <= 0:
             raise ValueError("reward sigmas must be positive")
+        if not 0.0 < self.eval_friction <= 2.0:
+            raise ValueError(f"eval_friction must be in (0, 2], got {self.eval_friction}")
         if self.calibration is not None and not str(self.calibration).strip():
             raise ValueError("calibration: empty path (give an overlay YAML file or null)")
         self.randomization.validate()

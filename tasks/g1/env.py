@@ -34,6 +34,7 @@ from simreal.robots.g1 import (
     SOLE,
     build_mjcf,
 )
+from simreal.robots.g1.contacts import SelfPenetration
 from simreal.robots.g1.overlay import Overlay
 from simreal.tasks.env import TaskEnv
 from simreal.tasks.g1 import rewards
@@ -90,6 +91,9 @@ class G1Env(TaskEnv):
     command_fields: ClassVar[tuple[str, ...]] = ("q",)
     action_clip = G1_ACTION_CLIP
 
+    metric_reductions: ClassVar[dict[str, str]] = {"self_penetration_m": "max"}
+    """`simreal eval` reports the deepest self-penetration of any episode, not the mean."""
+
     def __init__(
         self,
         cfg: G1Config,
@@ -132,6 +136,27 @@ class G1Env(TaskEnv):
         self.torso_rot = np.tile(np.eye(3), (s, 1, 1))
         if cfg.calibration is not None:
             self._apply_calibration()
+        self.self_penetration_m = np.zeros(s)
+        self._penetration = None
+        if cfg.evaluation:
+            self._set_eval_friction(cfg.eval_friction)
+            self._penetration = SelfPenetration(mujoco.MjModel.from_xml_string(mjcf))
+
+    def _set_eval_friction(self, mu: float) -> None:
+        """Floor and soles at `mu` in every simulation (evaluation has no randomization)."""
+        field = self.engine.model_field("geom_friction")
+        field[:, self.friction_geom_ids, 0] = mu
+        self.friction[:] = mu
+        self.engine.commit_model()
+
+    def evaluation_conditions(self) -> dict:
+        return {
+            **super().evaluation_conditions(),
+            "integrator": self.cfg.integrator,
+            "foot_friction": self.cfg.eval_friction if self.cfg.evaluation else None,
+            "self_collision": self.cfg.self_collision,
+            "terrain": "flat",
+        }
 
     def scene_mjcf(self, cfg: G1Config) -> str:
         """The MuJoCo scene: the G1 on a floor (its body may touch the floor when it falls)."""
@@ -140,6 +165,7 @@ class G1Env(TaskEnv):
             body_floor_contact=True,
             visual_geoms=cfg.evaluation,
             integrator=cfg.integrator,
+            self_collision=cfg.self_collision,
         )
 
     def _read_model(self, model: mujoco.MjModel) -> None:
@@ -383,8 +409,12 @@ class G1Env(TaskEnv):
         return noise_scale(POLICY_TERMS, self.cfg.randomization).astype(np.float32)
 
     def after_step(self) -> None:
-        """Remember whether each episode ends in a fall (`ended_in_fall`, the metrics)."""
+        """Remember whether each episode ends in a fall (`ended_in_fall`, the metrics) and,
+        in evaluation, how deep the robot's geoms sink into each other."""
         self.fell = self.falls()
+        if self._penetration is not None:
+            depth = self._penetration(self.engine.qpos)
+            np.maximum(self.self_penetration_m, depth, out=self.self_penetration_m)
 
     def terminated(self) -> np.ndarray:
         return self.falls()
@@ -427,6 +457,7 @@ class G1Env(TaskEnv):
         self.external_force[ids] = 0.0
         self.peak_force_n[ids] = 0.0
         self.fell[ids] = False
+        self.self_penetration_m[ids] = 0.0
         self.reset_loads(ids)
         if self.randomize:
             self.next_push_s[ids] = self.rng.uniform(*self.cfg.randomization.push_interval_s, n)

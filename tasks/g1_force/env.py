@@ -56,7 +56,12 @@ class G1ForceEnv(G1Env):
         if survived.any():
             resisted[survived] = push[survived].max() * self.num_sims / survived.sum()
         self.first_episode[ids] = False
-        return {**out, "push_n": push, "max_push_resisted_n": resisted}
+        return {
+            **out,
+            "push_n": push,
+            "max_push_resisted_n": resisted,
+            "self_penetration_m": self.self_penetration_m[ids].copy(),
+        }
 
     def reset(self) -> tuple[np.ndarray, np.ndarray]:
         self.first_episode[:] = True

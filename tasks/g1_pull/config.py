@@ -111,8 +111,9 @@ class EvalPullConfig:
     forward, at `speed_m_s`; the k-th simulation of a direction (of n) tows a cart with
     rolling resistance max_resistance_n * (k + 1) / n, no damping, no spring. A force
     counts as held when the handle force (the rope's total pull on the hands) stays at
-    or above it for `hold_s` while the robot moves: its pelvis advances along the pull
-    direction by at least moving_speed_m_s * hold_s over that window (metrics.py).
+    or above it for `hold_s` while the load moves: the cart advances along the pull
+    direction by at least moving_speed_m_s * hold_s over that window, which starts after
+    the walk command begins (metrics.py).
     Episodes that fall hold nothing."""
 
     max_resistance_n: float = 300.0

@@ -63,6 +63,7 @@ class G1PullEnv(G1Env):
     critic_observation_layout = PULL_CRITIC_OBSERVATION
     reward_terms = rewards.REWARDS
     metric_reductions: ClassVar[dict[str, str]] = {
+        **G1Env.metric_reductions,
         "peak_pull_force_backward_n": "max",
         "peak_pull_force_forward_n": "max",
     }
@@ -92,8 +93,11 @@ class G1PullEnv(G1Env):
         self.tension = np.zeros(s)
         self.handle_force_n = np.zeros(s)
         self.start_x = np.zeros(s)
+        self.cart_x0 = np.zeros(s)
         self.force_trace = np.zeros((s, steps))
         self.progress_trace = np.zeros((s, steps + 1))
+        self.cart_trace = np.zeros((s, steps + 1))
+        """Cart travel along the pull direction after each step (the held-force metric)."""
         self.air_time = np.zeros((s, 2))
         self.touchdown_air_time = np.zeros((s, 2))
         self.in_contact = np.ones((s, 2), dtype=bool)
@@ -115,7 +119,11 @@ class G1PullEnv(G1Env):
 
     def scene_mjcf(self, cfg: G1PullConfig) -> str:
         scene = build_pull_scene(
-            cfg.load, cfg.physics_dt, visual_geoms=cfg.evaluation, integrator=cfg.integrator
+            cfg.load,
+            cfg.physics_dt,
+            visual_geoms=cfg.evaluation,
+            integrator=cfg.integrator,
+            self_collision=cfg.self_collision,
         )
         self.scene_hand_pos = scene.hand_pos
         self.hands_x = float(scene.hand_pos[:, 0].mean())
@@ -196,6 +204,8 @@ class G1PullEnv(G1Env):
         self.start_x[ids] = self.direction[ids] * self.engine.qpos[ids, 0]
         self.force_trace[ids] = 0.0
         self.progress_trace[ids] = 0.0
+        self.cart_x0[ids] = cart_x
+        self.cart_trace[ids] = 0.0
         self.air_time[ids] = 0.0
         self.touchdown_air_time[ids] = 0.0
         self.in_contact[ids] = True
@@ -209,6 +219,8 @@ class G1PullEnv(G1Env):
         self.force_trace[rows, step[rows]] = self.handle_force_n[rows]
         progress = self.direction * self.engine.qpos[:, 0] - self.start_x
         self.progress_trace[rows, step[rows] + 1] = progress[rows]
+        cart = self.direction * (self.engine.qpos[:, self.cart_q] - self.cart_x0)
+        self.cart_trace[rows, step[rows] + 1] = cart[rows]
         self._update_air_time()
 
     def measure_handle_force(self) -> None:
@@ -313,10 +325,11 @@ class G1PullEnv(G1Env):
         ev = self.cfg.eval_pull
         held = held_force(
             self.force_trace[ids],
-            self.progress_trace[ids],
+            self.cart_trace[ids],
             self.episode_step[ids],
             self.hold_steps,
             ev.moving_speed_m_s * self.hold_steps * self.control_dt,
+            first_start=round(self.cfg.command.start_delay_s / self.control_dt),
         )
         held[fell] = 0.0
         direction = self.direction[ids]
@@ -329,7 +342,9 @@ class G1PullEnv(G1Env):
             "peak_pull_force_forward_n": np.where(direction > 0, held, 0.0),
             "pulls_forward": (direction > 0).astype(float),
         }
-        if not self.cfg.evaluation:
+        if self.cfg.evaluation:
+            out["self_penetration_m"] = self.self_penetration_m[ids].copy()
+        else:
             out["load_resistance_level_n"] = self.load_level(ids)
             failed = fell | self.fell_short(ids)
             if isinstance(self.curriculum, PerSimulationCurriculum):

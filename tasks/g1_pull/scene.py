@@ -58,13 +58,21 @@ class PullScene:
 
 
 def build_pull_scene(
-    load: LoadConfig, physics_dt: float, visual_geoms: bool, integrator: str = "implicitfast"
+    load: LoadConfig,
+    physics_dt: float,
+    visual_geoms: bool,
+    integrator: str = "implicitfast",
+    self_collision: bool = True,
 ) -> PullScene:
     """The scene; its `stand` keyframe has the cart ahead of the robot, as when pulling
     backward."""
     spec = mujoco.MjSpec.from_string(
         build_mjcf(
-            physics_dt, body_floor_contact=True, visual_geoms=visual_geoms, integrator=integrator
+            physics_dt,
+            body_floor_contact=True,
+            visual_geoms=visual_geoms,
+            integrator=integrator,
+            self_collision=self_collision,
         )
     )
     model = spec.compile()
