@@ -82,7 +82,7 @@ def sim_robot(request: SimRobotRequest) -> int:
 
 def deploy(request: DeployRequest) -> int:
     from simreal.deploy.g1 import node
-    from simreal.deploy.g1.safety import SafetyConfig
+    from simreal.deploy.g1.safety import SafetyConfig, check_state_timeout
 
     _only_g1(request.robot)
     cfg = node.DeployConfig(
@@ -94,7 +94,9 @@ def deploy(request: DeployRequest) -> int:
         auto_start=request.auto_start,
         transport=request.transport,
         rt_priority=request.rt_priority,
-        safety=SafetyConfig(state_timeout_s=request.state_timeout_ms / 1e3),
+        safety=SafetyConfig(
+            state_timeout_s=check_state_timeout(request.state_timeout_ms / 1e3, "--state-timeout")
+        ),
     )
     if request.transport == "ros2" and not request.no_rclpy:
         from simreal.deploy.g1 import rclpy_node

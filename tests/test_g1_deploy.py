@@ -59,7 +59,7 @@ def g1_policy(tmp_path_factory):
 
 
 def test_state_machine_start_up_sequence():
-    sm = StateMachine(SafetyConfig(settle_ticks=3, move_s=2.0))
+    sm = StateMachine(SafetyConfig(settle_ticks=3, move_s=2.0, settle_s=0.0))
     assert sm.update(0.0, state_age_s=None) is Mode.ZERO_TORQUE  # no state yet: wait
     for i in range(3):
         sm.update(0.01 * i, state_age_s=0.0, new_state=True)

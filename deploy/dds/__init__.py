@@ -25,7 +25,12 @@ from simreal.deploy.dds.participant import (
     latched_qos,
     stream_qos,
     take_raw,
+    take_raw_from,
     write_raw,
+    writer_count,
+    writer_guid,
+    writer_guids,
+    writer_handles,
 )
 from simreal.deploy.dds.ros2 import topic_name, type_name
 
@@ -44,8 +49,13 @@ __all__ = [
     "pack_lowstate",
     "stream_qos",
     "take_raw",
+    "take_raw_from",
     "topic_name",
     "type_name",
     "with_crc",
     "write_raw",
+    "writer_count",
+    "writer_guid",
+    "writer_guids",
+    "writer_handles",
 ]

@@ -40,6 +40,7 @@ MAX_BLOCKING_MS = 100
 
 
 _ANY_SAMPLE = SampleState.Any | ViewState.Any | InstanceState.Any
+_HANDLE_MASK = 2**64 - 1
 
 
 def take_raw(reader: DataReader, n: int) -> list[bytes]:
@@ -51,6 +52,33 @@ def take_raw(reader: DataReader, n: int) -> list[bytes]:
     return [data for data, info in taken if info.valid_data]
 
 
+def take_raw_from(reader: DataReader, n: int) -> list[tuple[bytes, int, int]]:
+    """`take_raw`, each sample with the handle of the writer that sent it (unsigned, as
+    `writer_handles` gives them) and its source timestamp (ns since the epoch)."""
+    taken = ddspy_take(reader._ref, _ANY_SAMPLE, n)
+    if isinstance(taken, int):
+        raise DDSException(taken, f"Occurred while taking data in {reader!r}")
+    return [
+        (data, info.publication_handle & _HANDLE_MASK, info.source_timestamp)
+        for data, info in taken
+        if info.valid_data
+    ]
+
+
+def writer_handles(reader: DataReader) -> set[int]:
+    """The handles (unsigned) of the writers matched with `reader` now."""
+    return {h & _HANDLE_MASK for h in reader.get_matched_publications()}
+
+
+def writer_guid(reader: DataReader, handle: int) -> str:
+    """The GUID of the matched writer `handle`, or a note that it has gone."""
+    signed = handle - 2**64 if handle >= 2**63 else handle
+    try:
+        return str(reader.get_matched_publication_data(signed).key)
+    except DDSException:
+        return f"(writer {handle}, gone)"
+
+
 def write_raw(writer: DataWriter, data: bytes) -> None:
     """Write one sample already serialized (header included, a whole number of words)."""
     if len(data) % 4:
@@ -58,6 +86,27 @@ def write_raw(writer: DataWriter, data: bytes) -> None:
     ret = ddspy_write(writer._ref, data)
     if ret < 0:
         raise DDSException(ret, f"Occurred while writing a sample in {writer!r}")
+
+
+def writer_guids(reader: DataReader, exclude: tuple[DataWriter, ...] = ()) -> list[str]:
+    """The GUIDs of the writers matched with `reader` (on any participant, this one
+    included), less those in `exclude`. DDS discovery reports every writer on a topic,
+    whoever made it, so a reader sees who else publishes there."""
+    own = {str(w.guid) for w in exclude}
+    guids = []
+    for handle in reader.get_matched_publications():
+        try:
+            guid = str(reader.get_matched_publication_data(handle).key)
+        except DDSException:  # gone between the two calls
+            continue
+        if guid not in own:
+            guids.append(guid)
+    return sorted(guids)
+
+
+def writer_count(reader: DataReader) -> int:
+    """How many writers are matched with `reader` now (a cheap status read)."""
+    return reader.get_subscription_matched_status().current_count
 
 
 class DdsConfigError(RuntimeError):

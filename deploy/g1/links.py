@@ -8,7 +8,10 @@ machine, observation and safety layer are the same for every transport:
 - `send(cmd, state)`: one motor command;
 - `announce(lifecycle)`: the node's lifecycle-style state changed (`ros2_state.LIFECYCLE`);
 - `commands()`: operator words that arrived on `/simreal/command` (std_msgs/String);
-- `wrenches()`: (force, torque) pushes reported on `/simreal/external_wrench`.
+- `wrenches()`: (force, torque) pushes reported on `/simreal/external_wrench`;
+- `other_writers()`: GUIDs of writers other than this link's own on the robot's command
+  topic (DDS discovery), so that the node never shares the robot with a second commander;
+- `has_tick`: whether states carry the robot's own tick, which the node checks advances.
 
 `UnitreeLink` is the G1's own low-level interface (`rt/lowstate`, `rt/lowcmd`, unitree_hg
 types with crc). `Ros2DdsLink` is a ROS 2 robot's interface over CycloneDDS with ROS 2's
@@ -29,6 +32,8 @@ from simreal.deploy.dds import (
     take_raw,
     topic_name,
     write_raw,
+    writer_count,
+    writer_guids,
 )
 from simreal.deploy.dds import ros2 as msgs
 from simreal.deploy.dds.unitree_hg import LOWCMD_TOPIC, LOWSTATE_TOPIC, LowCmd_, LowState_
@@ -45,6 +50,9 @@ Wrench = tuple[np.ndarray, np.ndarray]
 
 class Link(Protocol):
     name: str
+    has_tick: bool
+
+    def other_writers(self) -> list[str]: ...
 
     def receive(self, now: float) -> tuple[RobotState | None, int]: ...
 
@@ -87,11 +95,19 @@ class UnitreeLink(_DdsOperator):
     path); `mode_machine` of every command is copied from the state."""
 
     name = "unitree_hg low-level (rt/lowstate, rt/lowcmd)"
+    has_tick = True
 
     def __init__(self, dds: DdsParticipant):
         super().__init__(dds)
         self.writer = dds.writer(LOWCMD_TOPIC, LowCmd_, BEST_EFFORT)
         self.reader = dds.reader(LOWSTATE_TOPIC, LowState_, stream_qos(reliable=False, depth=16))
+        # Never read: it only matches the writers on rt/lowcmd, so discovery names them.
+        self.cmd_watch = dds.reader(LOWCMD_TOPIC, LowCmd_, stream_qos(reliable=False))
+
+    def other_writers(self) -> list[str]:
+        if writer_count(self.cmd_watch) <= 1:  # this link's own writer
+            return []
+        return writer_guids(self.cmd_watch, exclude=(self.writer,))
 
     def receive(self, now: float) -> tuple[RobotState | None, int]:
         newest, bad = None, 0
@@ -119,6 +135,7 @@ class Ros2DdsLink(_DdsOperator):
     """
 
     name = "ROS 2 over CycloneDDS (rt/joint_states, rt/imu, rt/joint_commands)"
+    has_tick = False
 
     def __init__(self, dds: DdsParticipant, joint_names: tuple[str, ...]):
         super().__init__(dds)
@@ -138,6 +155,14 @@ class Ros2DdsLink(_DdsOperator):
             dim=[msgs.MultiArrayDimension(label=a, size=b, stride=c) for a, b, c in dims]
         )
         self.last_imu: msgs.Imu | None = None
+        self.cmd_watch = dds.reader(
+            topic_name(ros2_state.JOINT_COMMANDS), msgs.Float64MultiArray, BEST_EFFORT
+        )
+
+    def other_writers(self) -> list[str]:
+        if writer_count(self.cmd_watch) <= 1:
+            return []
+        return writer_guids(self.cmd_watch, exclude=(self.writer,))
 
     def receive(self, now: float) -> tuple[RobotState | None, int]:
         for sample in self.imu.take(16):

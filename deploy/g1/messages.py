@@ -106,12 +106,21 @@ def encode_lowcmd(cmd: MotorCommand, mode_machine: int) -> bytes:
 def decode_lowcmd(data: bytes) -> MotorCommand | None:
     """What the motors do with LowCmd_ bytes: None if malformed, non-finite or the crc is
     wrong (the robot drops it). A disabled motor (mode 0) gives no torque."""
+    return decode_lowcmd_mode(data)[0]
+
+
+def decode_lowcmd_mode(data: bytes) -> tuple[MotorCommand | None, int | None]:
+    """`decode_lowcmd` and the command's `mode_machine` (None where malformed)."""
     try:
         rec = LOWCMD_CDR.from_cdr(data)
     except ValueError:
-        return None
+        return None, None
     if record_crc(rec) != rec["crc"]:
-        return None
+        return None, None
+    return _motor_command(rec), int(rec["mode_machine"])
+
+
+def _motor_command(rec: np.ndarray) -> MotorCommand | None:
     motors = rec["motor_cmd"][:N_JOINTS]
     on = motors["mode"] != 0
     fields = {name: np.where(on, motors[name].astype(float), 0.0) for name in COMMAND_FIELDS}

@@ -46,15 +46,19 @@ from simreal.deploy.g1.safety import (
     Mode,
     SafetyConfig,
     StateMachine,
+    TickWatch,
     action_fault,
     action_to_target,
+    check_domain,
+    check_rate,
     move_to_default,
+    policy_limit_errors,
 )
 from simreal.deploy.g1.sim_robot import MotorCommand
 from simreal.deploy.logs import LogMeta, RolloutLog
 from simreal.deploy.logs.background import BackgroundLog
 from simreal.deploy.runtime import OnnxPolicy, PolicyMetadataError
-from simreal.robots.g1 import JOINT_NAMES, JOINTS
+from simreal.robots.g1 import ACTUATORS, JOINT_NAMES, JOINTS
 
 COMMAND_FIELDS = ("q", "dq", "kp", "kd", "tau")
 KEYS = {" ": "estop", "e": "estop", "s": "start", "p": "stop"}
@@ -62,6 +66,12 @@ KEYS = {" ": "estop", "e": "estop", "s": "start", "p": "stop"}
 WORDS = {"activate": "start", "deactivate": "stop"}
 """ROS 2 lifecycle words accepted on the command topic as well as `COMMANDS`."""
 TRANSPORTS = ("dds", "ros2")
+WRITER_CHECK_EVERY = 10
+"""Ticks between looks for a second writer on the command topic (a status read each)."""
+
+
+class SecondWriterError(RuntimeError):
+    """Another writer commands the robot: the node refuses to share it."""
 
 
 @dataclass
@@ -83,6 +93,8 @@ class DeployConfig:
     def __post_init__(self):
         if self.transport not in TRANSPORTS:
             raise ValueError(f"transport {self.transport!r}: expected one of {TRANSPORTS}")
+        check_rate(self.rate_hz, "--rate")
+        check_domain(self.domain_id, "--domain")
 
 
 def load_g1_policy(path: Path) -> OnnxPolicy:
@@ -100,6 +112,9 @@ def load_g1_policy(path: Path) -> OnnxPolicy:
         wrong.append(f"the graph has {meta.n_actions} actions, not {n}")
     if wrong:
         raise PolicyMetadataError(f"{path}: " + "; ".join(wrong))
+    wrong = g1_limit_errors(meta)
+    if wrong:
+        raise PolicyMetadataError(f"{path}: beyond the G1's limits: " + "; ".join(wrong))
     return policy
 
 
@@ -111,6 +126,22 @@ def check_control_rate(control_dt: float, rate_hz: float) -> None:
         raise PolicyMetadataError(
             f"control_dt {control_dt} s is not a whole number of the node's {rate_hz:g} Hz ticks"
         )
+
+
+def g1_limit_errors(meta) -> list[str]:
+    """A policy's gains, action scale and default pose checked against the G1's
+    description (`robots.g1`: joint limits, `ActuatorSpec.kp_max` and `kd_max`)."""
+    return policy_limit_errors(
+        JOINT_NAMES,
+        kp=meta.kp,
+        kd=meta.kd,
+        action_scale=meta.action_scale,
+        default_joint_pos=meta.default_joint_pos,
+        kp_max=[ACTUATORS[n].kp_max for n in JOINT_NAMES],
+        kd_max=[ACTUATORS[n].kd_max for n in JOINT_NAMES],
+        lower=[JOINTS[n].lower for n in JOINT_NAMES],
+        upper=[JOINTS[n].upper for n in JOINT_NAMES],
+    )
 
 
 def operator_word(text: str) -> str | None:
@@ -206,15 +237,44 @@ class G1Node:
         self.target = self.default.copy()
         self.move_from = self.default.copy()
         self.log: BackgroundLog | None = None
+        self.ticks = TickWatch()
+        self.last_top_s: float | None = None
+        self.other_writers: list[str] = []
 
     def _take_states(self, link: Link, now: float) -> bool:
         state, bad = link.receive(now)
         self.bad_states += bad
         if state is not None:
             self.state, self.last_state_s, self.consecutive_bad = state, now, 0
+            fault = self.ticks.observe(state.tick, state.mode_machine, now)
+            if fault:
+                self.machine.fault(now, fault)
             return True
         self.consecutive_bad += bad
         return False
+
+    def _loop_gap(self, now: float) -> float | None:
+        """Seconds since the top of the previous tick (monotonic clock)."""
+        gap = None if self.last_top_s is None else now - self.last_top_s
+        self.last_top_s = now
+        return gap
+
+    def _check_writers(self, link: Link, now: float, n_tick: int) -> None:
+        """Refuse to start while another writer is on the robot's command topic (nothing
+        beyond zero torque has been sent yet); once running, damp and name it."""
+        if n_tick % WRITER_CHECK_EVERY:
+            return
+        others = link.other_writers()
+        if not others or others == self.other_writers:
+            return
+        self.other_writers = others
+        names = ", ".join(others)
+        if self.machine.mode is Mode.ZERO_TORQUE:
+            raise SecondWriterError(
+                f"refusing to start: another writer commands the robot ({names}); "
+                "stop it first (one commander at a time)"
+            )
+        self.machine.fault(now, f"second writer on the command topic: {names}")
 
     def _operator_command(self, link: Link) -> str | None:
         for text in link.commands():
@@ -308,22 +368,27 @@ class G1Node:
             f"deploy node ready on DDS domain {self.cfg.domain_id}: {link.name}, {scheduling}",
             flush=True,
         )
-        start = None
+        start, n_tick = None, 0
         try:
             while not stopping:
                 now = clock.wait()
+                gap = self._loop_gap(now)
                 start = now if start is None else start
                 t = now - start
                 if self.cfg.duration_s is not None and t >= self.cfg.duration_s:
                     break
-                fresh = self._take_states(link, now)
                 before = self.machine.mode
+                fresh = self._take_states(link, now)
+                self._check_writers(link, now, n_tick)
+                n_tick += 1
                 mode = self.machine.update(
                     now,
                     state_age_s=None if self.last_state_s is None else now - self.last_state_s,
                     consecutive_bad=self.consecutive_bad,
                     new_state=fresh,
                     command=self._operator_command(link),
+                    tick_age_s=self.ticks.age(now) if link.has_tick else None,
+                    loop_gap_s=gap,
                 )
                 if mode is Mode.ACTIVE and self._policy_due(clock):
                     self._policy_step(now, t)
@@ -417,6 +482,10 @@ def policy_jitter(times: list[float], period_s: float) -> dict[str, float]:
 
 def main(policy_path: Path, cfg: DeployConfig) -> int:
     node = G1Node(load_g1_policy(policy_path), cfg)
-    summary = node.run()
+    try:
+        summary = node.run()
+    except SecondWriterError as err:
+        print(f"simreal deploy: error: {err}", file=sys.stderr, flush=True)
+        return 2
     print(json.dumps(summary), flush=True)
     return 0

@@ -38,6 +38,11 @@ def available() -> bool:
 
 class RclpyLink:
     name = "ROS 2 through rclpy (joint_states, imu, joint_commands)"
+    has_tick = False
+
+    def other_writers(self) -> list[str]:
+        """Not checked through rclpy (the CycloneDDS links check it)."""
+        return []
 
     def __init__(self, node, joint_names: tuple[str, ...]):
         from geometry_msgs.msg import WrenchStamped

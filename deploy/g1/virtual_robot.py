@@ -14,6 +14,12 @@ document what the G1's motor drivers do when `rt/lowcmd` stops; this is the safe
 choice a stale-command watchdog makes (Unitree's earlier ROS wrappers switch the motors
 to damping after 50 ms without a command), not a claim about the firmware.
 
+The robot obeys one commander (`Commander`): the first writer on `rt/lowcmd` whose
+valid command arrives; samples from any other writer are dropped, counted and the
+writer named (its DDS GUID), until the commander's writer leaves the DDS graph. A
+command whose `mode_machine` is not the robot's own is dropped and counted, as a
+command made for another mode or robot.
+
 `interface="ros2"` puts the same robot behind ROS 2 topics instead (rt/joint_states,
 rt/imu out; rt/joint_commands in: `ros2_state`), as a ROS 2 robot driver would.
 `pushes` applies periodic torso pushes (`PushSchedule`) once the robot is released and
@@ -33,12 +39,21 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from simreal.deploy.dds import DdsParticipant, stream_qos, take_raw, topic_name, write_raw
+from simreal.deploy.dds import (
+    DdsParticipant,
+    stream_qos,
+    take_raw_from,
+    topic_name,
+    write_raw,
+    writer_guid,
+    writer_handles,
+)
 from simreal.deploy.dds import ros2 as msgs
 from simreal.deploy.dds.unitree_hg import LOWCMD_TOPIC, LOWSTATE_TOPIC, LowCmd_, LowState_
 from simreal.deploy.g1 import ros2_state
 from simreal.deploy.g1.clock import DeadlineClock, realtime_process
-from simreal.deploy.g1.messages import decode_lowcmd, encode_lowstate
+from simreal.deploy.g1.messages import MODE_MACHINE, decode_lowcmd_mode, encode_lowstate
+from simreal.deploy.g1.safety import check_domain, check_rate
 from simreal.deploy.g1.sim_robot import DEFAULT_Q, MotorCommand, PushSchedule, Sensors, SimG1
 from simreal.robots.g1 import JOINT_NAMES
 from simreal.robots.g1.overlay import Overlay
@@ -70,6 +85,8 @@ class VirtualRobotConfig:
     def __post_init__(self):
         if self.interface not in INTERFACES:
             raise ValueError(f"interface {self.interface!r}: expected one of {INTERFACES}")
+        check_rate(self.rate_hz, "--rate")
+        check_domain(self.domain_id, "--domain")
 
 
 @dataclass
@@ -124,15 +141,77 @@ class CommandGate:
         return [(w, c) for w, c in pieces if w > 0]
 
 
-class UnitreeSide:
-    """The G1's own interface: LowCmd_ bytes in (crc checked), LowState_ bytes out."""
+@dataclass
+class Commander:
+    """Which writer on the command topic the robot obeys: the first whose valid command
+    arrives, until it leaves the DDS graph (`gone`). Pure bookkeeping over writer
+    handles; `UnitreeSide` asks DDS who is still there and what a writer's GUID is."""
 
-    def __init__(self, dds: DdsParticipant):
+    handle: int | None = None
+    foreign: dict[int, str] = field(default_factory=dict)
+    """Handle -> GUID of every other writer whose commands were dropped."""
+    foreign_commands: int = 0
+
+    def accept(self, handle: int, gone: bool) -> bool:
+        """Whether a valid command from writer `handle` is obeyed; `gone`: the current
+        commander's writer is no longer matched."""
+        if self.handle is None or handle == self.handle or gone:
+            self.handle = handle
+            return True
+        self.foreign_commands += 1
+        return False
+
+
+class UnitreeSide:
+    """The G1's own interface: LowCmd_ bytes in (crc and mode_machine checked, one
+    commander obeyed), LowState_ bytes out."""
+
+    def __init__(self, dds: DdsParticipant, mode_machine: int = MODE_MACHINE):
         self.state = dds.writer(LOWSTATE_TOPIC, LowState_, stream_qos(reliable=False))
         self.cmds = dds.reader(LOWCMD_TOPIC, LowCmd_, stream_qos(reliable=False, depth=16))
+        self.mode_machine = mode_machine
+        self.commander = Commander()
+        self.wrong_mode_machine = 0
+
+    def _commander_gone(self) -> bool:
+        mine = self.commander.handle
+        return mine is not None and mine not in writer_handles(self.cmds)
 
     def commands(self) -> list[MotorCommand | None]:
-        return [decode_lowcmd(data) for data in take_raw(self.cmds, 16)]
+        out: list[MotorCommand | None] = []
+        for data, handle, _ in take_raw_from(self.cmds, 16):
+            cmd, mode_machine = decode_lowcmd_mode(data)
+            if cmd is None:
+                out.append(None)  # counted as bad crc or malformed
+                continue
+            if mode_machine != self.mode_machine:
+                if not self.wrong_mode_machine:
+                    print(
+                        f"command with mode_machine {mode_machine} dropped "
+                        f"(this robot is in {self.mode_machine})",
+                        flush=True,
+                    )
+                self.wrong_mode_machine += 1
+                continue
+            known = handle == self.commander.handle
+            if not self.commander.accept(handle, gone=not known and self._commander_gone()):
+                if handle not in self.commander.foreign:
+                    guid = self.commander.foreign[handle] = writer_guid(self.cmds, handle)
+                    print(
+                        f"second writer on {LOWCMD_TOPIC} ignored: {guid} "
+                        f"(obeying {writer_guid(self.cmds, self.commander.handle)})",
+                        flush=True,
+                    )
+                continue
+            out.append(cmd)
+        return out
+
+    def summary(self) -> dict:
+        return {
+            "foreign_writers": sorted(self.commander.foreign.values()),
+            "foreign_commands": self.commander.foreign_commands,
+            "wrong_mode_machine_commands": self.wrong_mode_machine,
+        }
 
     def publish(self, sensors: Sensors, tick_ms: int, stamp_ns: int) -> None:
         write_raw(self.state, encode_lowstate(sensors, tick_ms))
@@ -285,6 +364,7 @@ def run_virtual_robot(cfg: VirtualRobotConfig) -> dict:
             float(np.sqrt(np.mean((robot.joint_pos - DEFAULT_Q) ** 2))), 4
         ),
         "joint_pos": [round(float(x), 4) for x in robot.joint_pos],
+        **(side.summary() if isinstance(side, UnitreeSide) else {}),
         **clock.jitter_stats(),
     }
 

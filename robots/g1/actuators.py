@@ -22,6 +22,16 @@ NATURAL_FREQ_HZ = 10.0
 DAMPING_RATIO = 2.0
 ACTION_SCALE_TORQUE_FRACTION = 0.25
 """A unit action moves the PD target by this fraction of the torque limit over kp."""
+MAX_GAIN_FACTOR = 4.0
+"""The largest kp and kd a policy may send, as a multiple of the listed gains.
+
+Unitree documents no maximum kp or kd for the G1's motors (the SDK takes any float).
+This is the project's own bound, not the firmware's: unitree_rl_gym's G1 walking policy
+sends up to 2.5 times the listed kp (hip pitch and yaw 100 N m/rad) and less than the
+listed kd, so 4 times admits every G1 policy gain seen, while a unit error or another
+robot's gains (kp 1e6 was once sent) are refused. For kd it is also about where a
+damper on the reflected rotor inertia alone stops being stable when updated at the
+500 Hz command rate (kd < 2 armature / 2 ms = 4 times the listed kd)."""
 
 _GAINS: dict[str, tuple[float, float]] = {
     "hip_pitch": (40.2, 2.6),
@@ -57,6 +67,16 @@ class ActuatorSpec:
     def armature(self) -> float:
         """Reflected rotor inertia (kg m^2) that makes kp a 10 Hz spring."""
         return self.kp / (2.0 * math.pi * NATURAL_FREQ_HZ) ** 2
+
+    @property
+    def kp_max(self) -> float:
+        """The largest kp a policy may command (`MAX_GAIN_FACTOR`)."""
+        return MAX_GAIN_FACTOR * self.kp
+
+    @property
+    def kd_max(self) -> float:
+        """The largest kd a policy may command (`MAX_GAIN_FACTOR`)."""
+        return MAX_GAIN_FACTOR * self.kd
 
     @property
     def action_scale(self) -> float:
