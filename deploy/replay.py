@@ -33,6 +33,8 @@ def summary(rollout: Rollout) -> dict[str, Any]:
         "duration_s": rollout.duration_s,
         "messages": {topic: count for topic, (_, count) in rollout.topics.items()},
     }
+    if rollout.recovery:
+        out["recovery"] = rollout.recovery
     if "command" in rollout.series:
         out["control_steps"] = len(rollout.series["command"].t)
     timing = rollout.series.get("loop_timing")

@@ -217,6 +217,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --resim: also re-simulate with this calibration overlay; report both gaps",
     )
     s.add_argument("--json", type=Path, metavar="FILE", help="also write the report here")
+    s.add_argument(
+        "--recover",
+        type=Path,
+        metavar="DIR",
+        help="write the readable part of a killed or truncated log as a finished bag at DIR",
+    )
     s.set_defaults(func=cmd_replay)
 
     s = sub.add_parser("export", help="export a run's policy to ONNX")
@@ -580,6 +586,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     if args.calibration and not args.resim:
         raise ValueError("--calibration compares re-simulations: give --resim too")
+    if args.recover:
+        from simreal.deploy.logs.recover import recover_bag
+
+        print_json(recover_bag(args.log, args.recover), args.json)
+        return 0
     report = replay_log(
         args.log,
         plot=args.plot,
@@ -588,6 +599,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         engine=args.engine,
         calibration=args.calibration,
     )
+    for cut in report.get("recovery", []):
+        print(f"simreal replay: {cut['file']}: {cut['note']}", file=sys.stderr)
     emit(report, args.json)
     return 0
 

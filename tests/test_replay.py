@@ -184,7 +184,7 @@ def test_replay_of_a_truncated_bag_names_the_file(eval_log, tmp_path, capsys):
     assert main(["replay", str(broken)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("simreal replay: error:")
-    assert f"{mcap_file}: corrupt or truncated MCAP file" in err
+    assert f"{mcap_file}: truncated before its first complete chunk" in err
 
 
 def test_replay_of_a_directory_that_is_no_log(tmp_path, capsys):

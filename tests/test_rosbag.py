@@ -217,14 +217,17 @@ def test_refuses_a_partial_bag_left_by_another_run(tmp_path):
         RolloutLog(tmp_path / "run", META)
 
 
-def test_truncated_mcap_is_an_error_naming_the_file(bag, tmp_path):
+def test_truncated_mcap_is_read_up_to_its_last_complete_chunk(bag, tmp_path):
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "metadata.yaml").write_bytes((bag / "metadata.yaml").read_bytes())
     data = (bag / "rollout_0.mcap").read_bytes()
     (broken / "rollout_0.mcap").write_bytes(data[: len(data) // 2])
-    with pytest.raises(LogReadError, match=r"broken/rollout_0\.mcap: corrupt or truncated"):
-        read_rollout(broken)
+    whole, cut = read_rollout(bag), read_rollout(broken)
+    (report,) = cut.recovery  # the summary section is gone, the data chunk is whole
+    assert report["file"].endswith("broken/rollout_0.mcap") and report["bytes_lost"] > 0
+    assert not whole.recovery
+    np.testing.assert_array_equal(cut.series["command"].values, whole.series["command"].values)
 
 
 def test_missing_or_bad_metadata_is_an_error_naming_the_file(tmp_path):

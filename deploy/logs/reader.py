@@ -3,6 +3,11 @@
 `read_rollout` returns the log's `LogMeta` and one time series per logged quantity;
 time is seconds since the log's start. A directory that is not a readable rosbag2
 log raises `LogReadError` naming the file at fault.
+
+A log whose writer was killed (its `NAME.partial` directory, or NAME when only the
+partial exists) or whose MCAP file was cut short is read up to its last complete chunk
+(`recover.salvage_mcap`); `Rollout.recovery` then says what was read and how much was
+lost.
 """
 
 from __future__ import annotations
@@ -17,7 +22,11 @@ import yaml
 from mcap.reader import make_reader
 from mcap_ros2.decoder import DecoderFactory
 
+from simreal.deploy.logs.recover import SalvageError, partial_dir, salvage_mcap
 from simreal.deploy.logs.rollout import META_TOPIC, LogMeta
+
+MCAP_MAGIC = b"\x89MCAP0\r\n"
+"""An MCAP file starts and, once finished, ends with these bytes."""
 
 
 class LogReadError(ValueError):
@@ -48,6 +57,9 @@ class Rollout:
     """topic -> (ROS 2 type, message count), from metadata.yaml."""
     duration_s: float
     series: dict[str, Series] = field(default_factory=dict)
+    recovery: list[dict] = field(default_factory=list)
+    """One report per MCAP file that was cut off (`recover.Salvage.report`); empty when
+    the log was closed properly."""
 
 
 def _xyz(v) -> list[float]:
@@ -123,9 +135,43 @@ def read_metadata(path: Path) -> dict:
     return info
 
 
+def finished(mcap_file: Path) -> bool:
+    """Whether the MCAP file ends with its closing magic (its writer finished it)."""
+    with mcap_file.open("rb") as f:
+        f.seek(0, os.SEEK_END)
+        if f.tell() < 2 * len(MCAP_MAGIC):
+            return False
+        f.seek(-len(MCAP_MAGIC), os.SEEK_END)
+        return f.read() == MCAP_MAGIC
+
+
+def _messages(mcap_file: Path, recovery: list[dict]):
+    """(topic, log_time, decoded message) in log-time order; a file cut off is read up
+    to its last complete chunk and reported in `recovery`."""
+    if finished(mcap_file):
+        with mcap_file.open("rb") as stream:
+            reader = make_reader(stream, decoder_factories=[DecoderFactory()])
+            for _, channel, message, decoded in reader.iter_decoded_messages(log_time_order=True):
+                yield channel.topic, message.log_time, decoded
+        return
+    try:
+        salvage = salvage_mcap(mcap_file)
+    except SalvageError as err:
+        raise LogReadError(str(err)) from None
+    recovery.append(salvage.report())
+    factory, decoders = DecoderFactory(), {}
+    for message in salvage.messages:
+        channel = salvage.channels[message.channel_id]
+        decode = decoders.get(channel.id)
+        if decode is None:
+            schema = salvage.schemas[channel.schema_id]
+            decode = decoders[channel.id] = factory.decoder_for(channel.message_encoding, schema)
+        yield channel.topic, message.log_time, decode(message.data)
+
+
 def read_rollout(path: str | os.PathLike[str]) -> Rollout:
     """Read the rollout log (rosbag2 directory) at `path`."""
-    path = Path(path)
+    path = partial_dir(Path(path))
     info = read_metadata(path)
     topics = {
         t["topic_metadata"]["name"]: (t["topic_metadata"]["type"], t["message_count"])
@@ -133,29 +179,35 @@ def read_rollout(path: str | os.PathLike[str]) -> Rollout:
     }
     rows: dict[str, tuple[list[float], list]] = {}
     meta_text = None
+    recovery: list[dict] = []
+    counts: dict[str, int] = {}
     for name in info["relative_file_paths"]:
         mcap_file = path / Path(name).name
         try:
-            with mcap_file.open("rb") as stream:
-                reader = make_reader(stream, decoder_factories=[DecoderFactory()])
-                for _, channel, message, decoded in reader.iter_decoded_messages(
-                    log_time_order=True
-                ):
-                    if channel.topic == META_TOPIC:
-                        meta_text = decoded.data
-                        continue
-                    to_rows = ROWS.get(channel.topic)
-                    if to_rows is None:
-                        continue
-                    for key, value in to_rows(decoded).items():
-                        if len(value):
-                            t_list, v_list = rows.setdefault(key, ([], []))
-                            t_list.append(message.log_time)
-                            v_list.append(value)
+            for topic, log_time, decoded in _messages(mcap_file, recovery):
+                counts[topic] = counts.get(topic, 0) + 1
+                if topic == META_TOPIC:
+                    meta_text = decoded.data
+                    continue
+                to_rows = ROWS.get(topic)
+                if to_rows is None:
+                    continue
+                for key, value in to_rows(decoded).items():
+                    if len(value):
+                        t_list, v_list = rows.setdefault(key, ([], []))
+                        t_list.append(log_time)
+                        v_list.append(value)
+        except LogReadError:
+            raise
         except (FileNotFoundError, PermissionError) as err:
             raise LogReadError(f"{mcap_file}: cannot read ({err.strerror})") from None
         except Exception as err:  # the MCAP and CDR layers raise many unrelated types
             raise LogReadError(f"{mcap_file}: corrupt or truncated MCAP file ({err!r})") from None
+    if meta_text is None and recovery:
+        raise LogReadError(
+            f"{recovery[0]['file']}: truncated before its first complete chunk "
+            f"({recovery[0]['note']}); nothing to replay"
+        )
     if meta_text is None:
         raise LogReadError(f"{path}: no {META_TOPIC} message; not a simreal rollout log")
     try:
@@ -167,10 +219,16 @@ def read_rollout(path: str | os.PathLike[str]) -> Rollout:
         key: Series((np.asarray(t) - start) * 1e-9, np.asarray(v, dtype=np.float64))
         for key, (t, v) in rows.items()
     }
+    duration_s = info["duration"]["nanoseconds"] * 1e-9
+    if recovery:  # metadata.yaml is as of the last flush; the data may reach further
+        ends = [s.t[-1] for s in series.values() if len(s.t)]
+        duration_s = max([duration_s, *ends])
+        topics = {name: (kind, counts.get(name, 0)) for name, (kind, _) in topics.items()}
     return Rollout(
         path=path,
         meta=meta,
         topics=topics,
-        duration_s=info["duration"]["nanoseconds"] * 1e-9,
+        duration_s=duration_s,
         series=series,
+        recovery=recovery,
     )

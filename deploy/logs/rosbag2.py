@@ -9,13 +9,21 @@ match the two).
 The bag is written into a sibling directory `NAME.partial` and renamed onto NAME when
 it is closed, so NAME is either absent or complete. `close` runs on any exception
 inside a `with` block too: a failing rollout still leaves a readable bag of what was
-logged. A process killed outright leaves `NAME.partial` with an MCAP file that
-`ros2 bag reindex` or an MCAP recovery tool can read up to the last written chunk.
+logged.
+
+A process killed outright (SIGKILL, power loss) cannot close the bag, so the writer
+makes sure there is something to recover: metadata.yaml is written when the bag opens
+and rewritten after every flush, and at least every `FLUSH_EVERY_S` the chunk in
+progress is finished, written and fsync'd. What a kill leaves in `NAME.partial` is then
+whole chunks plus at most one cut-off record at the end; `recover.salvage_mcap` reads
+it up to its last complete chunk, and `simreal replay --recover` writes a finished bag.
+Flushing more often costs compression (zstd works per chunk), not correctness.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -31,7 +39,10 @@ METADATA_VERSION = 8
 """rosbag2 metadata version: QoS profiles as a YAML string, type hashes, ros_distro."""
 
 CHUNK_SIZE = 256 * 1024
-"""Bytes of messages per MCAP chunk; a chunk reaches the disk when full or on close."""
+"""Bytes of messages per MCAP chunk; a chunk reaches the disk when full, at the latest
+`FLUSH_EVERY_S` after the previous one, or on close."""
+FLUSH_EVERY_S = 0.5
+"""Longest time a written message stays only in memory: the most a SIGKILL can lose."""
 
 
 @dataclass(frozen=True)
@@ -113,7 +124,10 @@ class Rosbag2Writer:
     """
 
     def __init__(
-        self, path: str | os.PathLike[str], custom_data: dict[str, str] | None = None
+        self,
+        path: str | os.PathLike[str],
+        custom_data: dict[str, str] | None = None,
+        flush_every_s: float = FLUSH_EVERY_S,
     ) -> None:
         self.path = Path(path)
         self.partial = check_new_bag(self.path)
@@ -129,12 +143,39 @@ class Rosbag2Writer:
         self._mcap = _McapWriter(
             self._stream, chunk_size=CHUNK_SIZE, compression=CompressionType.ZSTD
         )
+        self.flush_every_s = flush_every_s
+        self._flushed_at = time.monotonic()
+        self._write_metadata()
 
-    def add_topic(self, topic: str, msgtype: str, qos: Qos = STREAM) -> None:
-        """Declare `topic` with ROS 2 type `msgtype` (`pkg/msg/Name`)."""
+    def _write_metadata(self) -> None:
+        """metadata.yaml for what has reached the disk so far (atomically replaced)."""
+        text = yaml.safe_dump({"rosbag2_bagfile_information": self.metadata()}, sort_keys=False)
+        tmp = self.partial / ".metadata.yaml.tmp"
+        tmp.write_text(text)
+        os.replace(tmp, self.partial / "metadata.yaml")
+
+    def flush(self) -> None:
+        """Finish the chunk in progress, write it, fsync the file, update metadata.yaml."""
+        self._mcap._writer.flush()
+        self._stream.flush()
+        os.fsync(self._stream.fileno())
+        self._write_metadata()
+        self._flushed_at = time.monotonic()
+
+    def _maybe_flush(self) -> None:
+        if time.monotonic() - self._flushed_at >= self.flush_every_s:
+            self.flush()
+
+    def add_topic(
+        self, topic: str, msgtype: str, qos: Qos = STREAM, definition: str | None = None
+    ) -> None:
+        """Declare `topic` with ROS 2 type `msgtype` (`pkg/msg/Name`); `definition` is its
+        .msg text where it is not one of `messages.msgdef`'s."""
         if topic in self.topics:
             raise ValueError(f"topic {topic} is already declared")
-        schema = self._schemas.get(msgtype) or self._mcap.register_msgdef(msgtype, msgdef(msgtype))
+        schema = self._schemas.get(msgtype) or self._mcap.register_msgdef(
+            msgtype, definition or msgdef(msgtype)
+        )
         self._schemas[msgtype] = schema
         self._mcap.register_channel(topic, schema, {"offered_qos_profiles": qos.to_yaml()})
         self.topics[topic] = _Topic(msgtype, qos, schema)
@@ -146,6 +187,7 @@ class Rosbag2Writer:
             topic, entry.schema, message, log_time=time_ns, publish_time=time_ns
         )
         self._count(entry, time_ns)
+        self._maybe_flush()
 
     def write_serialized(self, topic: str, data: bytes, time_ns: int) -> None:
         """Append a message already CDR-encoded (`encode`), received at `time_ns`."""
@@ -158,6 +200,7 @@ class Rosbag2Writer:
             data=data,
         )
         self._count(entry, time_ns)
+        self._maybe_flush()
 
     def _count(self, entry: _Topic, time_ns: int) -> None:
         entry.count += 1
@@ -176,10 +219,11 @@ class Rosbag2Writer:
                 {"serialized_metadata": yaml.safe_dump(info), "ros_distro": info["ros_distro"]},
             )
             self._mcap.finish()
+            self._stream.flush()
+            os.fsync(self._stream.fileno())
         finally:
             self._stream.close()
-        text = yaml.safe_dump({"rosbag2_bagfile_information": info}, sort_keys=False)
-        (self.partial / "metadata.yaml").write_text(text)
+        self._write_metadata()
         if self.path.is_dir():
             self.path.rmdir()  # empty (checked on open); rename cannot replace it everywhere
         os.replace(self.partial, self.path)
