@@ -1,9 +1,23 @@
-"""Checkpoints written atomically: a crash or Ctrl-C never leaves a torn file."""
+"""Checkpoints written atomically: a crash or Ctrl-C never leaves a torn file.
+
+Checkpoints hold only tensors and plain data (numbers, strings, lists, dicts: the model
+config as a dict) and load with `torch.load(..., weights_only=True)`, which refuses to
+run code from the file: a checkpoint from elsewhere cannot execute anything. Checkpoints
+written before this rule pickled the model config as a `ModelConfig` object; that one
+class is allowed by name when loading (`torch.serialization.safe_globals`), so they
+still load, with no other code allowed.
+
+Resuming takes the newest checkpoint that loads and has every key a resume needs
+(`newest_readable`), and says which newer ones it skipped and why, so one corrupt file
+costs one checkpoint interval instead of the run.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -30,11 +44,37 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         raise
 
 
+MODEL_KEYS = ("model", "model_spec", "model_cfg")
+"""What rebuilding the trained network needs (`load_actor_critic`)."""
+RESUME_KEYS = (
+    *MODEL_KEYS,
+    "optimizer",
+    "learning_rate",
+    "generator",
+    "torch_rng",
+    "iteration",
+    "env_steps",
+    "wall_time_s",
+    "best_eval_return",
+)
+"""What continuing a run needs (`Runner.resume`)."""
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be used; the message names the file and what is wrong."""
+
+
 def save_checkpoint(folder: Path, iteration: int, state: dict[str, Any]) -> Path:
+    """Write `state` as `folder/model_NNNNNN.pt` atomically; dataclass values (the model
+    config) are stored as plain dicts so that the file loads with weights_only=True."""
     import io
 
+    plain = {
+        key: dataclasses.asdict(value) if dataclasses.is_dataclass(value) else value
+        for key, value in state.items()
+    }
     buf = io.BytesIO()
-    torch.save(state, buf)
+    torch.save(plain, buf)
     path = folder / f"model_{iteration:06d}.pt"
     atomic_write_bytes(path, buf.getvalue())
     return path
@@ -47,18 +87,58 @@ def latest_checkpoint(folder: Path) -> Path | None:
     return found[-1][1] if found else None
 
 
-def load_checkpoint(path: Path) -> dict[str, Any]:
+def load_checkpoint(path: Path, required: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The checkpoint at `path` (tensors and plain data only: weights_only=True), its
+    model config as a `ModelConfig`; CheckpointError naming every key of `required` it
+    lacks, or why it does not load."""
+    from simreal.policies.config import ModelConfig
+
     try:
-        return torch.load(path, map_location="cpu", weights_only=False)
+        with torch.serialization.safe_globals([ModelConfig]):
+            state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:
-        raise ValueError(f"{path}: not a readable simreal checkpoint ({err})") from err
+        raise CheckpointError(f"{path}: not a readable simreal checkpoint ({err})") from err
+    if not isinstance(state, dict):
+        raise CheckpointError(f"{path}: not a simreal checkpoint (holds {type(state).__name__})")
+    missing = [key for key in required if key not in state]
+    if missing:
+        raise CheckpointError(f"{path}: checkpoint lacks {', '.join(missing)}")
+    if isinstance(state.get("model_cfg"), dict):
+        try:
+            state["model_cfg"] = ModelConfig(**state["model_cfg"])
+        except TypeError as err:
+            raise CheckpointError(f"{path}: model_cfg does not fit ModelConfig ({err})") from None
+    return state
+
+
+def newest_readable(folder: Path, required: tuple[str, ...] = RESUME_KEYS):
+    """(path, state) of the newest checkpoint in `folder` that loads and has every key of
+    `required`; each newer one skipped is reported on stderr with the reason. Raises
+    FileNotFoundError when there is none, listing what was skipped."""
+    found = sorted(
+        ((int(m.group(1)), p) for p in folder.glob("model_*.pt") if (m := _NAME.search(p.name))),
+        reverse=True,
+    )
+    skipped = []
+    for _, path in found:
+        try:
+            state = load_checkpoint(path, required)
+        except CheckpointError as err:
+            skipped.append(str(err))
+            print(f"skipping checkpoint {err}", file=sys.stderr, flush=True)
+            continue
+        if skipped:
+            print(f"resuming from {path.name}, the newest readable checkpoint", file=sys.stderr)
+        return path, state
+    why = f"; skipped: {' | '.join(skipped)}" if skipped else ""
+    raise FileNotFoundError(f"{folder}: no readable checkpoint to resume from{why}")
 
 
 def load_actor_critic(path: Path):
     """Rebuild the trained ActorCritic from a checkpoint alone (no environment needed)."""
     from simreal.policies.models import ActorCritic
 
-    state = load_checkpoint(path)
+    state = load_checkpoint(path, MODEL_KEYS)
     spec = state["model_spec"]
     groups = {name: tuple(idx) for name, idx in spec["action_groups"].items()}
     model = ActorCritic(

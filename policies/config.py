@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -163,6 +164,8 @@ class TrainConfig:
     eval_episodes: int = 4
     """Episodes per evaluation, run side by side (one per evaluation environment)."""
     checkpoint_interval: int = 50
+    checkpoint_every_s: float = 60.0
+    """Also checkpoint when this much wall time has passed since the last checkpoint."""
     torch_threads: int = 1
     algorithm: Literal["ppo", "dagger"] = "ppo"
     """ppo: reinforcement learning on the task's reward; dagger: imitation of the task's
@@ -178,6 +181,8 @@ class TrainConfig:
             raise ValueError("max_env_steps must be >= 1 and max_minutes >= 0")
         if self.eval_interval < 1 or self.eval_episodes < 1 or self.checkpoint_interval < 1:
             raise ValueError("eval_interval, eval_episodes and checkpoint_interval must be >= 1")
+        if not (math.isfinite(self.checkpoint_every_s) and self.checkpoint_every_s > 0):
+            raise ValueError(f"checkpoint_every_s must be > 0, got {self.checkpoint_every_s}")
         if self.torch_threads < 1:
             raise ValueError(f"torch_threads must be >= 1, got {self.torch_threads}")
         if self.algorithm not in ("ppo", "dagger"):

@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from simreal.policies.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from simreal.policies.checkpoint import newest_readable, save_checkpoint
 from simreal.policies.config import TrainConfig
 from simreal.policies.dagger import DAgger
 from simreal.policies.distributed import Distributed
@@ -125,6 +125,7 @@ class OnPolicyRunner:
         self.best_eval_return: float | None = None
         self.last_eval: dict[str, Any] | None = None
         self.stopped_by: str | None = None
+        self._saved_at = time.monotonic()
 
     @property
     def checkpoint_dir(self) -> Path:
@@ -141,6 +142,7 @@ class OnPolicyRunner:
 
     def save(self) -> Path | None:
         """Write a checkpoint (rank 0 only; other ranks hold the same model)."""
+        self._saved_at = time.monotonic()
         if not self.distributed.is_main:
             return None
         state = {
@@ -160,10 +162,7 @@ class OnPolicyRunner:
         return save_checkpoint(self.checkpoint_dir, self.iteration, state)
 
     def resume(self) -> Path:
-        path = latest_checkpoint(self.checkpoint_dir)
-        if path is None:
-            raise FileNotFoundError(f"{self.checkpoint_dir}: no checkpoint to resume from")
-        state = load_checkpoint(path)
+        path, state = newest_readable(self.checkpoint_dir)
         self.model.load_state_dict(state["model"])
         self.ppo.optimizer.load_state_dict(_split_parameter_groups(state["optimizer"], self.ppo))
         self.algorithm.set_learning_rate(state["learning_rate"])
@@ -241,6 +240,7 @@ class OnPolicyRunner:
             algorithm.steps_per_iteration * self.env.num_envs * self.distributed.world_size
         )
         start = time.perf_counter() - self.wall_time_s
+        self._saved_at = time.monotonic()
         while self.stopped_by is None:
             t0 = time.perf_counter()
             terms: dict[str, list[float]] = {}
@@ -305,12 +305,17 @@ class OnPolicyRunner:
             if self.best_eval_return is not None:  # nothing to show before the first one
                 postfix["eval"] = f"{self.best_eval_return:.1f}"
             bar.set_postfix(postfix, refresh=False)
-            if self.iteration % cfg.checkpoint_interval == 0:
+            if self.iteration % cfg.checkpoint_interval == 0 or self._checkpoint_time():
                 self.save()
                 if logger is not None:
                     logger.write_curve()
             self._check_budget()
             self.stopped_by = self.distributed.stop_together(self.stopped_by)
+
+    def _checkpoint_time(self) -> bool:
+        """Whether `checkpoint_every_s` of wall time passed since the last checkpoint (a
+        run killed between iteration checkpoints keeps its progress)."""
+        return time.monotonic() - self._saved_at >= self.cfg.checkpoint_every_s
 
     def _maybe_evaluate(self) -> float | None:
         if (

@@ -204,11 +204,16 @@ def warm_start_weights(source: Path, env, model_cfg, task: str | None) -> tuple[
     run directory or a checkpoint) wherever they agree (`policies.checkpoint.
     warm_start_state`): the new task may append observation terms, everything else must
     match. Returns the checkpoint used and the state dict."""
-    from simreal.policies.checkpoint import load_checkpoint, resolve_checkpoint, warm_start_state
+    from simreal.policies.checkpoint import (
+        MODEL_KEYS,
+        load_checkpoint,
+        resolve_checkpoint,
+        warm_start_state,
+    )
     from simreal.policies.models import ActorCritic
 
     ckpt = resolve_checkpoint(source)
-    state = load_checkpoint(ckpt)
+    state = load_checkpoint(ckpt, MODEL_KEYS)
     spec = state["model_spec"]
     groups = {k: list(v) for k, v in env.action_groups.items()}
     if {k: list(v) for k, v in spec["action_groups"].items()} != groups:

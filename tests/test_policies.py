@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +13,7 @@ import torch
 from simreal.cli import main
 from simreal.policies import OnPolicyRunner, TrainConfig
 from simreal.policies.checkpoint import (
+    CheckpointError,
     atomic_write_bytes,
     latest_checkpoint,
     load_actor_critic,
@@ -614,3 +616,84 @@ def test_per_group_ratio_keeps_the_other_groups_learning_when_one_group_is_clipp
     assert losses[0] == pytest.approx(losses[1], rel=1e-5)
     with pytest.raises(ValueError, match=r"ppo\.ratio"):
         PPOConfig(ratio="per_joint").validate()
+
+
+def test_checkpoints_also_come_on_a_wall_clock_interval(tmp_path):
+    rare = TrainConfig(num_envs=16, max_env_steps=3 * ITERATION_STEPS, checkpoint_interval=1000)
+    env = make_env("quad-hover", QuadHoverConfig(), num_envs=16, seed=0)
+    runner = OnPolicyRunner(env, rare, tmp_path / "rare", eval_env=None)
+    runner.learn()  # 60 s never passes: only the checkpoint at the end
+    assert sorted(p.name for p in runner.checkpoint_dir.iterdir()) == ["model_000003.pt"]
+    often = TrainConfig(
+        num_envs=16, max_env_steps=3 * ITERATION_STEPS, checkpoint_interval=1000,
+        checkpoint_every_s=1e-9,
+    )  # fmt: skip
+    runner = OnPolicyRunner(env, often, tmp_path / "often", eval_env=None)
+    runner.learn()
+    names = sorted(p.name for p in runner.checkpoint_dir.iterdir())
+    assert names == ["model_000001.pt", "model_000002.pt", "model_000003.pt"]
+
+
+@pytest.mark.parametrize("seconds", [0.0, -1.0, float("nan"), float("inf")])
+def test_checkpoint_interval_in_seconds_must_be_positive_and_finite(seconds):
+    with pytest.raises(ValueError, match="checkpoint_every_s"):
+        TrainConfig(checkpoint_every_s=seconds).validate()
+
+
+def test_resume_falls_back_past_a_corrupt_checkpoint_and_says_so(tmp_path, capsys):
+    cfg = TrainConfig(num_envs=16, max_env_steps=3 * ITERATION_STEPS, checkpoint_interval=1)
+    env = make_env("quad-hover", QuadHoverConfig(), num_envs=16, seed=0)
+    OnPolicyRunner(env, cfg, tmp_path, eval_env=None).learn()
+    folder = tmp_path / "checkpoints"
+    (folder / "model_000003.pt").write_bytes(b"torn")
+    state = torch.load(folder / "model_000002.pt", weights_only=True)
+    del state["optimizer"], state["generator"]
+    torch.save(state, folder / "model_000002.pt")
+    capsys.readouterr()
+    runner = OnPolicyRunner(env, cfg, tmp_path, eval_env=None)
+    assert runner.resume().name == "model_000001.pt" and runner.iteration == 1
+    err = capsys.readouterr().err
+    assert "model_000003.pt: not a readable simreal checkpoint" in err
+    assert "model_000002.pt: checkpoint lacks optimizer, generator" in err
+    assert "resuming from model_000001.pt" in err
+    (folder / "model_000001.pt").write_bytes(b"")
+    with pytest.raises(FileNotFoundError, match=r"no readable checkpoint.*model_000003"):
+        OnPolicyRunner(env, cfg, tmp_path, eval_env=None).resume()
+
+
+def test_every_missing_key_is_named(tmp_path):
+    path = tmp_path / "model_000001.pt"
+    torch.save({"iteration": 1}, path)
+    with pytest.raises(CheckpointError, match=r"lacks model, model_spec, model_cfg$"):
+        load_actor_critic(path)
+
+
+class _RunsCode:
+    def __init__(self, marker: Path):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (Path.touch, (self.marker,))
+
+
+def test_a_checkpoint_cannot_run_code_when_loaded(tmp_path):
+    marker = tmp_path / "ran"
+    path = tmp_path / "model_000001.pt"
+    torch.save({"model": _RunsCode(marker)}, path)
+    with pytest.raises(CheckpointError, match="not a readable simreal checkpoint"):
+        load_checkpoint(path)
+    assert not marker.exists()
+
+
+def test_new_checkpoints_hold_plain_data_and_old_ones_still_load(tmp_path):
+    runner = quad_runner(0, tmp_path / "run", iterations=1)
+    runner.learn()
+    path = runner.checkpoint_dir / "model_000001.pt"
+    raw = torch.load(path, weights_only=True)  # no allowances at all
+    assert raw["model_cfg"] == dataclasses.asdict(runner.cfg.model)
+    old = dict(raw, model_cfg=runner.cfg.model)  # as written before: the object pickled
+    torch.save(old, tmp_path / "model_000002.pt")
+    assert load_checkpoint(tmp_path / "model_000002.pt")["model_cfg"] == runner.cfg.model
+    model = load_actor_critic(tmp_path / "model_000002.pt")
+    obs = torch.from_numpy(runner.env.reset()[0])
+    torch.testing.assert_close(model.act_inference(obs), runner.model.act_inference(obs))
