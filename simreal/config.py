@@ -1,8 +1,19 @@
-"""Typed configs from YAML and `--set key=value`: wrong types or ranges name the field."""
+"""Typed configs from YAML and `--set key=value`: wrong types or ranges name the field.
+
+YAML is read with `load_yaml`, which differs from `yaml.safe_load` in two ways that
+matter for configs: `1e-3` is a number (PyYAML follows YAML 1.1, where a float needs a
+dot, so `1e-3` would be the string "1e-3" and a learning rate would be refused as
+text), and a key given twice in one mapping is an error naming the key, its lines and
+the file (YAML says keys are unique, but PyYAML silently keeps the last one, so a
+duplicated `learning_rate:` would change a run without a word). Every float field must
+be finite: `.nan` or `.inf` in a config is refused naming the field.
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import math
+import re
 import types
 import typing
 from typing import Any, Literal, get_args, get_origin, get_type_hints
@@ -12,6 +23,48 @@ import yaml
 
 class ConfigError(ValueError):
     """A config value of the wrong type or range; the message names the field."""
+
+
+class _DuplicateKeyError(Exception):
+    def __init__(self, key: object, first: int, second: int):
+        super().__init__(key, first, second)
+        self.key, self.first, self.second = key, first, second
+
+
+class ConfigLoader(yaml.SafeLoader):
+    """yaml.SafeLoader with YAML 1.2's exponent floats (`1e-3`) and no duplicated keys."""
+
+    def construct_mapping(self, node, deep=False):
+        seen: dict[object, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                if key in seen:
+                    raise _DuplicateKeyError(key, seen[key], key_node.start_mark.line + 1)
+            except TypeError:  # an unhashable key: the base class reports it
+                break
+            seen[key] = key_node.start_mark.line + 1
+        return super().construct_mapping(node, deep=deep)
+
+
+ConfigLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+$"),
+    list("-+0123456789."),
+)
+
+
+def load_yaml(text: str, source: str) -> Any:
+    """Parse YAML `text` from `source` (a file name, or `--set KEY`) as configs want it;
+    ConfigError naming `source` on a duplicated key or bad YAML."""
+    try:
+        return yaml.load(text, Loader=ConfigLoader)
+    except _DuplicateKeyError as dup:
+        raise ConfigError(
+            f"{source}: key {dup.key!r} given twice (lines {dup.first} and {dup.second})"
+        ) from None
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{source}: not valid YAML ({err})") from None
 
 
 def to_plain(cfg: Any) -> Any:
@@ -82,7 +135,7 @@ def apply_overrides(cfg: Any, overrides: list[str], where: str = "") -> Any:
             raise ConfigError(
                 f"--set {key}: no field {parts[-1]!r} in {where.rstrip('.') or type(cfg).__name__} config"
             )
-        node[parts[-1]] = yaml.safe_load(raw) if raw.strip() else ""
+        node[parts[-1]] = load_yaml(raw, f"--set {key}") if raw.strip() else ""
     return from_plain(type(cfg), plain, where)
 
 
@@ -125,6 +178,8 @@ def _coerce(hint: Any, value: Any, field: str) -> Any:
     if hint is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ConfigError(f"{field}: expected a number, got {type(value).__name__} {value!r}")
+        if not math.isfinite(value):
+            raise ConfigError(f"{field}: {value} is not a finite number")
         return float(value)
     if hint is int:
         if isinstance(value, bool) or not isinstance(value, int):

@@ -8,6 +8,7 @@ from typing import Any
 
 import yaml
 
+from simreal.config import load_yaml
 from simreal.policies.checkpoint import atomic_write_bytes
 
 CONFIG_FILE = "config.yaml"
@@ -33,7 +34,7 @@ def read_config(run_dir: Path) -> dict[str, Any]:
     path = run_dir / CONFIG_FILE
     if not path.is_file():
         raise FileNotFoundError(f"{run_dir}: not a simreal run directory (no {CONFIG_FILE})")
-    data = yaml.safe_load(path.read_text())
+    data = load_yaml(path.read_text(), str(path))
     if not isinstance(data, dict) or "train" not in data:
         raise ValueError(f"{path}: malformed run config (no 'train' section)")
     return data

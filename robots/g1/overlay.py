@@ -38,11 +38,11 @@ A malformed file is refused with every bad field named.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
+from simreal.config import ConfigError, load_yaml
 from simreal.robots.g1.joints import JOINT_NAMES
 
 JOINT_FIELDS = (
@@ -109,10 +109,14 @@ def _value(raw: object) -> object:
 
 
 def _number(raw: object) -> float | None:
+    """The finite number in `raw`, or None (nan and inf are no calibration values, nor
+    fit uncertainties)."""
+    if isinstance(raw, dict) and "std" in raw and _number(raw["std"]) is None:
+        return None
     value = _value(raw)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return float(value)
+    return float(value) if math.isfinite(value) else None
 
 
 def _vector3(raw: object) -> tuple[float, float, float] | None:
@@ -172,7 +176,7 @@ def parse_overlay(data: object, source: str = "overlay", robot: str = "g1") -> O
         errors.append(f"robot: {data['robot']!r} is not {robot!r}")
     latency = _number(data.get("latency_ms", 0.0))
     if latency is None or latency < 0:
-        errors.append(f"latency_ms: {data.get('latency_ms')!r} is not a number >= 0")
+        errors.append(f"latency_ms: {data.get('latency_ms')!r} is not a finite number >= 0")
     imu = data.get("imu") or {}
     biases: dict[str, tuple[float, float, float]] = {}
     if not isinstance(imu, dict):
@@ -204,7 +208,7 @@ def parse_overlay(data: object, source: str = "overlay", robot: str = "g1") -> O
             if key not in JOINT_FIELDS:
                 errors.append(f"{where}: unknown field (known: {', '.join(JOINT_FIELDS)})")
             elif number is None:
-                errors.append(f"{where}: {raw!r} is not a number")
+                errors.append(f"{where}: {raw!r} is not a finite number")
             elif key in _POSITIVE and number <= 0:
                 errors.append(f"{where}: {number} must be > 0")
             elif key in _NON_NEGATIVE and number < 0:
@@ -224,7 +228,7 @@ def load_overlay(path: Path | str) -> Overlay:
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such overlay file")
     try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as err:
-        raise OverlayError(f"{path}: not YAML ({err})") from None
+        data = load_yaml(path.read_text(), str(path))
+    except ConfigError as err:
+        raise OverlayError(str(err)) from None
     return parse_overlay(data, source=str(path))
