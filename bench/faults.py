@@ -283,13 +283,13 @@ def fault_frozen_tick(pair: Pair, dds) -> dict:
             time.sleep(0.002)
             line = pair.node.poll_for(r"-> DAMPING")
         _settle(0.2)
+        states, cmds = mon.snapshot()  # before the robot runs again
         os.kill(pair.robot.popen.pid, signal.SIGCONT)
-        states, cmds = mon.snapshot()
     finally:
         mon.close()
         pair.stop()
     line = line or "no damping"
-    t0 = max(s[0] for s in states if s[1] != mine)
+    t0 = max(s[0] for s in states if s[1] != mine)  # the robot's last state delivered
     t_damp = first_damping_after(cmds, t0)
     ms = (t_damp - t0) / 1e6 if t_damp else None
     return row(name, expected, reason(line), "tick frozen" in line and ms is not None, ms)
@@ -305,8 +305,8 @@ def fault_node_stall(pair: Pair, dds) -> dict:
         _settle(0.5)
         os.kill(pair.node.popen.pid, signal.SIGSTOP)
         time.sleep(STALL_S)
+        t_cont = time.time_ns()  # before the signal: its delivery counts in the time
         os.kill(pair.node.popen.pid, signal.SIGCONT)
-        t_cont = time.time_ns()
         line = damping_line(pair.node)
         _settle(0.5)
         _, cmds = mon.snapshot()

@@ -271,6 +271,35 @@ def test_second_commander_refused_by_node_and_ignored_by_robot(policy):
 
 
 @pytest.mark.slow
+def test_second_commander_while_running_damps_the_node_naming_it(policy):
+    dom = domain(6)
+    robot = Proc("sim-robot", "g1", "--hang", "--domain", str(dom), "--duration", "60")
+    node = None
+    try:
+        robot.wait_for("virtual g1 ready", 30)
+        node = node_proc(policy, dom)
+        node.wait_for("MOVE_TO_DEFAULT -> HOLD", 30)
+        with DdsParticipant(dom) as dds:
+            rogue = dds.writer(LOWCMD_TOPIC, LowCmd_, stream_qos(reliable=False))
+            hold = encode_lowcmd(MotorCommand.damping(8.0), 5)
+            end, line = time.monotonic() + 15, None
+            while line is None and time.monotonic() < end:
+                write_raw(rogue, hold)
+                time.sleep(0.01)
+                while not node.lines.empty():
+                    text = node.lines.get()
+                    node.seen.append(text)
+                    line = text if "-> DAMPING" in text else line
+            guid = str(rogue.guid)
+            robot.wait_for("second writer on rt/lowcmd ignored", 15)
+    finally:
+        summary = robot.stop()
+        node.stop() if node else None
+    assert line is not None and f"second writer on the command topic: {guid}" in line
+    assert summary["foreign_writers"] == [guid]
+
+
+@pytest.mark.slow
 def test_robot_in_another_mode_trips_the_node(policy):
     """States with another mode_machine (valid crc, advancing tick) reach the node."""
     dom = domain(4)
