@@ -28,7 +28,7 @@ from simreal.deploy.g1.safety import (
     check_state_timeout,
 )
 from simreal.deploy.g1.sim_robot import MotorCommand
-from simreal.deploy.g1.virtual_robot import Commander
+from simreal.deploy.g1.virtual_robot import Commander, VirtualRobotConfig
 from simreal.deploy.runtime import PolicyMetadataError
 from simreal.robots.g1 import ACTUATORS, DEFAULT_JOINT_POS, JOINT_NAMES, JOINTS
 
@@ -108,6 +108,13 @@ def test_domain_refused_outside_0_232(dom):
     with pytest.raises(ValueError, match="--domain"):
         DeployConfig(domain_id=dom)
     assert check_domain(232) == 232
+
+
+def test_virtual_robot_refuses_a_bad_rate_or_domain():
+    with pytest.raises(ValueError, match="--rate 0 Hz"):
+        VirtualRobotConfig(rate_hz=0.0)
+    with pytest.raises(ValueError, match="--domain 233"):
+        VirtualRobotConfig(domain_id=233)
 
 
 @pytest.mark.parametrize(
