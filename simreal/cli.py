@@ -589,7 +589,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if args.recover:
         from simreal.deploy.logs.recover import recover_bag
 
-        print_json(recover_bag(args.log, args.recover), args.json)
+        emit(recover_bag(args.log, args.recover), args.json)
         return 0
     report = replay_log(
         args.log,
