@@ -1,0 +1,63 @@
+"""bench/gym_suite.py's bookkeeping: pooled statistics over seeds and episodes, the ratio
+table, resuming from run files. (The runs themselves take hours: not a test.)"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+SUITE = Path(__file__).resolve().parent.parent / "bench" / "gym_suite.py"
+spec = importlib.util.spec_from_file_location("gym_suite", SUITE)
+gym_suite = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(gym_suite)
+
+
+def run(impl, seed, mean, std, wall, task="Walker2d-v5"):
+    return {
+        "task": task,
+        "impl": impl,
+        "seed": seed,
+        "eval_return_mean": mean,
+        "eval_return_std": std,
+        "train_wall_s": wall,
+        "curve": [[1000, mean / 2], [2000, mean]],
+    }
+
+
+def test_pooled_mean_and_std_over_every_episode():
+    # seed A: episodes {1, 3}; seed B: {5, 7} -> all four: mean 4, population std sqrt(5)
+    runs = [run("sb3", 0, 2.0, 1.0, 1.0), run("sb3", 1, 6.0, 1.0, 1.0)]
+    mean, std = gym_suite.pooled(runs)
+    assert mean == pytest.approx(4.0)
+    assert std == pytest.approx(math.sqrt(5.0))
+
+
+def test_summary_ratios_and_table(tmp_path):
+    runs = {
+        ("Walker2d-v5", "simreal"): [run("simreal", 0, 3000.0, 10.0, 500.0)],
+        ("Walker2d-v5", "sb3"): [run("sb3", 0, 2000.0, 20.0, 1000.0)],
+    }
+    summary = gym_suite.summarize(runs, ["Walker2d-v5"])
+    row = summary["Walker2d-v5"]
+    assert row["return_ratio"] == pytest.approx(1.5)
+    assert row["wall_ratio"] == pytest.approx(0.5)
+    assert row["paired_seeds"] == [0]
+    text = gym_suite.table(summary, 1_000_000, "python bench/gym_suite.py")
+    assert "| Walker2d-v5 | 0 | 3000 ± 10 [3000] | 2000 ± 20 [2000] | 1.50 |" in text
+    gym_suite.plot("Walker2d-v5", runs, tmp_path / "c.png")
+    assert (tmp_path / "c.png").stat().st_size > 1000
+
+
+def test_report_only_rebuilds_from_run_files(tmp_path):
+    files = tmp_path / "runs"
+    files.mkdir()
+    for r in (run("simreal", 0, 10.0, 1.0, 5.0), run("sb3", 0, 20.0, 1.0, 10.0)):
+        (files / f"{r['task']}_{r['impl']}_s0.json").write_text(json.dumps(r))
+    assert gym_suite.main(["--tasks", "Walker2d-v5", "--out", str(tmp_path), "--report-only"]) == 0
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["tasks"]["Walker2d-v5"]["return_ratio"] == pytest.approx(0.5)
+    assert (tmp_path / "table.md").read_text().count("| Walker2d-v5 |") == 1
