@@ -51,6 +51,13 @@ def quad_swarm_budget(cfg: Any) -> EpisodeBudget:
 
 def g1_force_budget(cfg: Any) -> EpisodeBudget:
     n = math.ceil(cfg.eval_push.max_n / G1_FORCE_STEP_N)
+    if cfg.eval_push.mode == "sustained":
+        why = (
+            f"sustained pushes alternate backward and forward, the k-th of n at "
+            f"{cfg.eval_push.max_n:g} N * (k + 1) / n: each direction to "
+            f"{G1_FORCE_STEP_N:g} N needs {n} rungs"
+        )
+        return EpisodeBudget(2 * n, 2 * n, why)
     why = (
         f"simulation i of N is pushed with {cfg.eval_push.max_n:g} N * (i + 1) / N: "
         f"max_push_resisted_n to {G1_FORCE_STEP_N:g} N needs {n} rungs"

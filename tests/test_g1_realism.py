@@ -59,3 +59,42 @@ def test_without_self_collision_the_idealized_numbers_come_back():
     assert out["self_collision"] is False
     assert out["peak_pull_force_backward_n"] == pytest.approx(136.2989845052175)
     assert out["peak_pull_force_forward_n"] == pytest.approx(145.2888398426865)
+
+
+def test_sustained_push_ladder_alternates_direction_and_climbs_per_direction():
+    from simreal.tasks.g1_force.forces import sustained_directions, sustained_magnitudes
+
+    np.testing.assert_array_equal(sustained_directions(4), [-1, 1, -1, 1])
+    np.testing.assert_allclose(sustained_magnitudes(4, 100.0), [50, 50, 100, 100])
+    np.testing.assert_allclose(sustained_magnitudes(5, 90.0), [30, 45, 60, 90, 90])
+
+
+def test_sustained_push_metrics_per_direction():
+    from simreal.tasks.g1_force.config import EvalPushConfig
+
+    push = EvalPushConfig(mode="sustained", max_n=100.0)
+    cfg = dataclasses.replace(G1ForceConfig(), evaluation=True, eval_push=push)
+    env = make_env("g1-force", cfg, 4)
+    env.reset()
+    t = np.full(4, push.onset_s + push.ramp_s + 1.0)
+    forces = env.schedule.forces(t, resample=False)[:, 0]
+    np.testing.assert_allclose(forces[:, 0], [-50, 50, -100, 100])
+    np.testing.assert_allclose(forces[:, 1:], 0.0)
+    half_ramp = env.schedule.forces(np.full(4, push.onset_s + 1.0), resample=False)[:, 0]
+    np.testing.assert_allclose(half_ramp[:, 0], [-25, 25, -50, 50])
+    env.fell[:] = [False, False, True, False]
+    env.episode_step[:] = env.max_episode_steps
+    out = env.episode_metrics(np.arange(4))
+    np.testing.assert_allclose(out["max_sustained_push_backward_n"], [50, 0, 0, 0])
+    np.testing.assert_allclose(out["max_sustained_push_forward_n"], [0, 50, 0, 100])
+    assert env.metric_reductions["max_sustained_push_forward_n"] == "max"
+
+
+def test_a_sustained_push_longer_than_the_episode_is_refused():
+    from simreal.tasks.g1_force.config import EvalPushConfig
+
+    cfg = G1ForceConfig(eval_push=EvalPushConfig(mode="sustained", hold_s=10.0))
+    with pytest.raises(ValueError, match="sustained push"):
+        cfg.validate()
+    with pytest.raises(ValueError, match=r"eval_push\.mode"):
+        G1ForceConfig(eval_push=EvalPushConfig(mode="shove")).validate()

@@ -56,14 +56,31 @@ class ForceConfig:
 
 @dataclass
 class EvalPushConfig:
-    """The evaluation protocol behind `max_push_resisted_n`: one step force on the torso,
-    magnitude eval_push_max_n * (i + 1) / N in simulation i of N, backward (-x, the robot
-    faces +x), from onset_s for duration_s; no other force, no randomization."""
+    """The evaluation protocols of `g1-force`; no other force, no randomization.
 
+    mode "step" (`max_push_resisted_n`): one step force on the torso, magnitude
+    max_n * (i + 1) / N in simulation i of N, along `direction` (backward, -x: the robot
+    faces +x), from onset_s for duration_s.
+    mode "sustained" (`max_sustained_push_backward_n`, `..._forward_n`): a horizontal
+    torso force ramped up over ramp_s and held for hold_s, backward in even simulations
+    and forward in odd ones, the k-th of n in a direction at max_n * (k + 1) / n: a load
+    leaned on, as when holding a door or a cart, rather than a shove."""
+
+    mode: str = "step"
     max_n: float = 400.0
     onset_s: float = 2.0
     duration_s: float = 1.0
     direction: tuple[float, float, float] = (-1.0, 0.0, 0.0)
+    ramp_s: float = 2.0
+    hold_s: float = 4.0
+
+    def validate(self) -> None:
+        if self.mode not in ("step", "sustained"):
+            raise ValueError(f"eval_push.mode must be 'step' or 'sustained', got {self.mode!r}")
+        if self.max_n <= 0 or self.onset_s < 0 or self.duration_s <= 0:
+            raise ValueError("eval_push: need max_n > 0, onset_s >= 0, duration_s > 0")
+        if self.ramp_s < 0 or self.hold_s <= 0:
+            raise ValueError("eval_push: need ramp_s >= 0 and hold_s > 0")
 
 
 @dataclass
@@ -77,3 +94,13 @@ class G1ForceConfig(G1Config):
     def validate(self) -> None:
         super().validate()
         self.forces.validate()
+        self.eval_push.validate()
+        push = self.eval_push
+        if (
+            push.mode == "sustained"
+            and self.eval_episode_s < push.onset_s + push.ramp_s + push.hold_s
+        ):
+            raise ValueError(
+                f"eval_episode_s {self.eval_episode_s} s ends before the sustained push does "
+                f"(onset {push.onset_s} + ramp {push.ramp_s} + hold {push.hold_s} s)"
+            )

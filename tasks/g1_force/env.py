@@ -4,17 +4,25 @@ torso push per simulation instead (`forces.py`)."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 
 from simreal.tasks.g1.env import G1Env
 from simreal.tasks.g1_force.config import G1ForceConfig
-from simreal.tasks.g1_force.forces import ForceSchedule
+from simreal.tasks.g1_force.forces import ForceSchedule, sustained_directions
 
 
 class G1ForceEnv(G1Env):
     """`g1-force`: random forces on torso and hands (ForceSchedule) with a fall-rate
     curriculum on their cap; evaluation pushes the torso backward, harder in each
     simulation (max_push_resisted_n)."""
+
+    metric_reductions: ClassVar[dict[str, str]] = {
+        **G1Env.metric_reductions,
+        "max_sustained_push_backward_n": "max",
+        "max_sustained_push_forward_n": "max",
+    }
 
     def __init__(
         self,
@@ -35,7 +43,9 @@ class G1ForceEnv(G1Env):
 
     def episode_metrics(self, ids: np.ndarray) -> dict[str, np.ndarray]:
         """fall_rate (1 for a fall), peak_force_n (largest total external force), and
-        force_cap_n in training; in evaluation push_n and max_push_resisted_n.
+        force_cap_n in training; in evaluation push_n and max_push_resisted_n (step
+        pushes) or max_sustained_push_{backward,forward}_n (the push held without a fall,
+        0 for the other direction; `simreal eval` takes their maximum).
 
         max_push_resisted_n is built so that its mean over the first episodes of the
         evaluation simulations (what `simreal eval` reports) is the largest push any of
@@ -51,6 +61,16 @@ class G1ForceEnv(G1Env):
             self.schedule.record_outcomes(fell, window=self.num_sims)
             return out
         push = self.schedule.magnitude_n[ids, 0].copy()
+        if self.cfg.eval_push.mode == "sustained":
+            held = np.where(fell, 0.0, push)
+            backward = sustained_directions(self.num_sims)[ids] < 0
+            return {
+                **out,
+                "push_n": push,
+                "max_sustained_push_backward_n": np.where(backward, held, 0.0),
+                "max_sustained_push_forward_n": np.where(backward, 0.0, held),
+                "self_penetration_m": self.self_penetration_m[ids].copy(),
+            }
         survived = self.first_episode[ids] & ~fell
         resisted = np.zeros(ids.size)
         if survived.any():

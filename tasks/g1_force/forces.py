@@ -11,6 +11,21 @@ from simreal.tasks.g1_force.config import EvalPushConfig, ForceConfig
 NUM_BODIES = 3
 
 
+def sustained_directions(n: int) -> np.ndarray:
+    """(n,) x direction of the sustained push per simulation: -1 (backward) in even ones,
+    +1 (forward) in odd ones."""
+    return np.where(np.arange(n) % 2 == 0, -1.0, 1.0)
+
+
+def sustained_magnitudes(n: int, max_n: float) -> np.ndarray:
+    """(n,) the k-th simulation of a direction (of that direction's count) pushes with
+    max_n * (k + 1) / count."""
+    sims = np.arange(n)
+    k = sims // 2
+    count = np.where(sims % 2 == 0, (n + 1) // 2, n // 2)
+    return max_n * (k + 1) / np.maximum(count, 1)
+
+
 class ForceSchedule:
     """Per simulation and body: the current event (onset, ramp, hold, magnitude, direction),
     evaluated at episode time t as magnitude * ramp profile * direction."""
@@ -49,11 +64,19 @@ class ForceSchedule:
         self._sample(mask, np.zeros(self.onset_s.shape))
 
     def set_eval_push(self, cfg: EvalPushConfig) -> None:
-        """The evaluation protocol: a torso step push of max_n * (i + 1) / N in sim i."""
+        """The evaluation protocol (EvalPushConfig): a torso step push of
+        max_n * (i + 1) / N in sim i, or sustained pushes alternating backward / forward."""
         n = self.onset_s.shape[0]
         self.onset_s[:] = np.inf
         self.magnitude_n[:] = 0.0
         self.onset_s[:, 0] = cfg.onset_s
+        if cfg.mode == "sustained":
+            self.ramp_s[:, 0] = cfg.ramp_s
+            self.hold_s[:, 0] = cfg.hold_s
+            self.magnitude_n[:, 0] = sustained_magnitudes(n, cfg.max_n)
+            self.direction[:, 0] = 0.0
+            self.direction[:, 0, 0] = sustained_directions(n)
+            return
         self.ramp_s[:, 0] = 0.0
         self.hold_s[:, 0] = cfg.duration_s
         self.magnitude_n[:, 0] = cfg.max_n * np.arange(1, n + 1) / n
