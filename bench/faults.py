@@ -35,10 +35,8 @@ it, as on a robot; `--no-rt` runs them at normal priority.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
-import queue
 import re
 import signal
 import subprocess
@@ -49,7 +47,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from _report import emit
+from simreal.children import SimrealChild
+from simreal.reports import emit
 
 ROOT = Path(__file__).resolve().parent.parent
 STALL_S = 0.2
@@ -57,63 +56,10 @@ GOAL_MS = 60.0
 STARTUP_S = 60.0
 
 
-class Child:
-    """A `python -m simreal ...` child whose output lines a thread collects."""
+class Child(SimrealChild):
+    """A simreal child whose waits return None on a timeout (a row that did not hold)."""
 
-    def __init__(self, *args: str):
-        self.popen = subprocess.Popen(
-            [sys.executable, "-m", "simreal", *args],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        self.lines: queue.Queue[str] = queue.Queue()
-        self.seen: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        for line in self.popen.stdout:
-            self.lines.put(line.rstrip("\n"))
-
-    def wait_for(self, pattern: str, timeout_s: float) -> str | None:
-        end = time.monotonic() + timeout_s
-        while time.monotonic() < end:
-            try:
-                line = self.lines.get(timeout=0.02)
-            except queue.Empty:
-                if self.popen.poll() is not None and self.lines.empty():
-                    return None
-                continue
-            self.seen.append(line)
-            if re.search(pattern, line):
-                return line
-        return None
-
-    def poll_for(self, pattern: str) -> str | None:
-        """The first line so far (not yet seen) that matches, without waiting."""
-        while not self.lines.empty():
-            line = self.lines.get_nowait()
-            self.seen.append(line)
-            if re.search(pattern, line):
-                return line
-        return None
-
-    def stop(self) -> dict | None:
-        if self.popen.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.popen.pid, signal.SIGCONT)
-            self.popen.send_signal(signal.SIGTERM)
-        try:
-            self.popen.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.popen.kill()
-            self.popen.wait(timeout=5)
-        time.sleep(0.1)
-        while not self.lines.empty():
-            self.seen.append(self.lines.get())
-        found = [json.loads(s) for s in self.seen if s.startswith("{")]
-        return found[-1] if found else None
+    wait_for = SimrealChild.next_match
 
 
 @dataclass
