@@ -154,6 +154,17 @@ def table(summary: dict, steps: int, command: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def running_mean(values, window: int) -> list[float]:
+    """The mean of the last `window` values (fewer at the start) at every point."""
+    out, total = [], 0.0
+    for i, v in enumerate(values):
+        total += v
+        if i >= window:
+            total -= values[i - window]
+        out.append(total / min(i + 1, window))
+    return out
+
+
 def plot(task: str, runs: dict[tuple[str, str], list[dict]], path: Path) -> None:
     import matplotlib
 
@@ -165,9 +176,11 @@ def plot(task: str, runs: dict[tuple[str, str], list[dict]], path: Path) -> None
         for i, r in enumerate(runs.get((task, impl), [])):
             if r["curve"]:
                 steps, returns = zip(*r["curve"], strict=True)
+                if impl == "sb3":  # per episode; simreal logs the mean of the last 100
+                    returns = running_mean(returns, 100)
                 ax.plot(steps, returns, color=color, alpha=0.7, label=impl if i == 0 else None)
     ax.set_xlabel("environment steps")
-    ax.set_ylabel("training episode return")
+    ax.set_ylabel("training episode return (mean of the last 100)")
     ax.set_title(task)
     ax.legend()
     fig.tight_layout()

@@ -61,3 +61,7 @@ def test_report_only_rebuilds_from_run_files(tmp_path):
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["tasks"]["Walker2d-v5"]["return_ratio"] == pytest.approx(0.5)
     assert (tmp_path / "table.md").read_text().count("| Walker2d-v5 |") == 1
+
+
+def test_running_mean_matches_simreals_100_episode_mean():
+    assert gym_suite.running_mean([1.0, 3.0, 5.0, 7.0], 2) == [1.0, 2.0, 4.0, 6.0]
