@@ -72,7 +72,7 @@ class PPOConfig:
     max_kl: float | None = None
     """Stop an update's remaining minibatches once the policy has moved this far from the
     rollout's (the mean KL over ranks, before the step; no step taken then). None: every
-    epoch runs. Session 15 found the decoupled G1 actor's per-update KL spiking to 1-2.5
+    epoch runs. The decoupled G1 actor's per-update KL spiked to 1-2.5
     (20 of 2,950 updates above 0.1 in g1-pull's steady stage) where the coupled actor's
     never passed 0.062 under the same fixed learning rate; a cap bounds such jumps."""
     ratio: Literal["joint", "per_group"] = "joint"

@@ -42,6 +42,18 @@ def domain(k: int) -> int:
     return 1 + (os.getpid() * 7 + k) % 230
 
 
+def hung_robot(dom: int) -> Proc:
+    """The virtual G1 on its gantry in another process, ready on domain `dom` (stopped
+    again if it never gets there)."""
+    robot = Proc("sim-robot", "g1", "--hang", "--domain", str(dom), "--duration", "60")
+    try:
+        robot.wait_for("virtual g1 ready", 30)
+    except AssertionError:
+        robot.stop()
+        raise
+    return robot
+
+
 def running(sm: StateMachine, t: float = 0.0) -> StateMachine:
     sm.update(t, state_age_s=0.0, new_state=True)
     return sm
@@ -172,10 +184,9 @@ def newest(reader, decode, n: int = 64):
 def test_replayed_state_with_a_frozen_tick_trips_the_node(policy):
     """The robot stops; its last LowState is resent at 500 Hz: fresh, valid, tick frozen."""
     dom = domain(1)
-    robot = Proc("sim-robot", "g1", "--hang", "--domain", str(dom), "--duration", "60")
+    robot = hung_robot(dom)
     node = None
     try:
-        robot.wait_for("virtual g1 ready", 30)
         with DdsParticipant(dom) as dds:
             states = dds.reader(LOWSTATE_TOPIC, LowState_, stream_qos(reliable=False, depth=4))
             replay = dds.writer(LOWSTATE_TOPIC, LowState_, stream_qos(reliable=False))
@@ -208,10 +219,9 @@ def test_replayed_state_with_a_frozen_tick_trips_the_node(policy):
 @pytest.mark.slow
 def test_node_stalled_by_sigstop_damps_on_waking_and_stays_damped(policy):
     dom = domain(2)
-    robot = Proc("sim-robot", "g1", "--hang", "--domain", str(dom), "--duration", "60")
+    robot = hung_robot(dom)
     node = None
     try:
-        robot.wait_for("virtual g1 ready", 30)
         with DdsParticipant(dom) as dds:
             cmds = dds.reader(LOWCMD_TOPIC, LowCmd_, stream_qos(reliable=False, depth=64))
             node = node_proc(policy, dom, "--auto-start")
@@ -236,10 +246,9 @@ def test_node_stalled_by_sigstop_damps_on_waking_and_stays_damped(policy):
 @pytest.mark.slow
 def test_second_commander_refused_by_node_and_ignored_by_robot(policy):
     dom = domain(3)
-    robot = Proc("sim-robot", "g1", "--hang", "--domain", str(dom), "--duration", "60")
+    robot = hung_robot(dom)
     node = None
     try:
-        robot.wait_for("virtual g1 ready", 30)
         with DdsParticipant(dom) as dds:
             states = dds.reader(LOWSTATE_TOPIC, LowState_, stream_qos(reliable=False))
             other = dds.writer(LOWCMD_TOPIC, LowCmd_, stream_qos(reliable=False))
@@ -280,10 +289,9 @@ def test_second_commander_refused_by_node_and_ignored_by_robot(policy):
 @pytest.mark.slow
 def test_second_commander_while_running_damps_the_node_naming_it(policy):
     dom = domain(6)
-    robot = Proc("sim-robot", "g1", "--hang", "--domain", str(dom), "--duration", "60")
+    robot = hung_robot(dom)
     node = None
     try:
-        robot.wait_for("virtual g1 ready", 30)
         node = node_proc(policy, dom)
         node.wait_for("MOVE_TO_DEFAULT -> HOLD", 30)
         with DdsParticipant(dom) as dds:
@@ -310,10 +318,9 @@ def test_second_commander_while_running_damps_the_node_naming_it(policy):
 def test_robot_in_another_mode_trips_the_node(policy):
     """States with another mode_machine (valid crc, advancing tick) reach the node."""
     dom = domain(4)
-    robot = Proc("sim-robot", "g1", "--hang", "--domain", str(dom), "--duration", "60")
+    robot = hung_robot(dom)
     node = None
     try:
-        robot.wait_for("virtual g1 ready", 30)
         with DdsParticipant(dom) as dds:
             states = dds.reader(LOWSTATE_TOPIC, LowState_, stream_qos(reliable=False, depth=4))
             forged = dds.writer(LOWSTATE_TOPIC, LowState_, stream_qos(reliable=False))
@@ -342,9 +349,8 @@ def test_robot_in_another_mode_trips_the_node(policy):
 @pytest.mark.slow
 def test_robot_drops_a_command_for_another_mode_machine():
     dom = domain(5)
-    robot = Proc("sim-robot", "g1", "--hang", "--domain", str(dom), "--duration", "60")
+    robot = hung_robot(dom)
     try:
-        robot.wait_for("virtual g1 ready", 30)
         with DdsParticipant(dom) as dds:
             cmds = dds.writer(LOWCMD_TOPIC, LowCmd_, stream_qos(reliable=False))
             damping = encode_lowcmd(MotorCommand.damping(8.0), 6)

@@ -109,7 +109,8 @@ class G1Env(TaskEnv):
         mjcf = self.scene_mjcf(cfg)
         super().__init__(mjcf, num_envs, engine, seed, num_threads)
         self.randomize = cfg.randomize and not cfg.evaluation
-        self._read_model(mujoco.MjModel.from_xml_string(mjcf))
+        model = mujoco.MjModel.from_xml_string(mjcf)
+        self._read_model(model)
         self.overlay = cfg.load_calibration()
         self._read_calibration(self.overlay)
         s = num_envs
@@ -140,7 +141,7 @@ class G1Env(TaskEnv):
         self._penetration = None
         if cfg.evaluation:
             self._set_eval_friction(cfg.eval_friction)
-            self._penetration = SelfPenetration(mujoco.MjModel.from_xml_string(mjcf))
+            self._penetration = SelfPenetration(model)
 
     def _set_eval_friction(self, mu: float) -> None:
         """Floor and soles at `mu` in every simulation (evaluation has no randomization)."""

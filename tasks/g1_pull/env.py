@@ -93,7 +93,6 @@ class G1PullEnv(G1Env):
         self.tension = np.zeros(s)
         self.handle_force_n = np.zeros(s)
         self.start_x = np.zeros(s)
-        self.cart_x0 = np.zeros(s)
         self.force_trace = np.zeros((s, steps))
         self.progress_trace = np.zeros((s, steps + 1))
         self.cart_trace = np.zeros((s, steps + 1))
@@ -204,7 +203,6 @@ class G1PullEnv(G1Env):
         self.start_x[ids] = self.direction[ids] * self.engine.qpos[ids, 0]
         self.force_trace[ids] = 0.0
         self.progress_trace[ids] = 0.0
-        self.cart_x0[ids] = cart_x
         self.cart_trace[ids] = 0.0
         self.air_time[ids] = 0.0
         self.touchdown_air_time[ids] = 0.0
@@ -219,7 +217,8 @@ class G1PullEnv(G1Env):
         self.force_trace[rows, step[rows]] = self.handle_force_n[rows]
         progress = self.direction * self.engine.qpos[:, 0] - self.start_x
         self.progress_trace[rows, step[rows] + 1] = progress[rows]
-        cart = self.direction * (self.engine.qpos[:, self.cart_q] - self.cart_x0)
+        cart_x = self.engine.qpos[:, self.cart_q]
+        cart = self.direction * (cart_x - self.cart_start_x(self.direction))
         self.cart_trace[rows, step[rows] + 1] = cart[rows]
         self._update_air_time()
 

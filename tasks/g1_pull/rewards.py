@@ -16,8 +16,8 @@ def track_lin_vel(base_lin_vel: np.ndarray, command: np.ndarray, sigma: float) -
     """Horizontal base velocity (N, 2+) close to the command (N, 2+), in the frame the
     caller chooses: g1-pull's `track_lin_vel` passes the heading frame, `track_rail_vel`
     the world frame (along the rails), which pays nothing to a robot walking at the
-    commanded speed after turning away from the rails (session 7: backward walkers spun
-    by 2-3 rad under the heading-frame term)."""
+    commanded speed after turning away from the rails (under the heading-frame term alone,
+    backward walkers spun by 2-3 rad)."""
     error = np.sum(np.square(base_lin_vel[:, :2] - command[:, :2]), axis=1)
     return np.exp(-error / sigma**2)
 
@@ -32,7 +32,7 @@ def tow(handle_force: np.ndarray, resistance: np.ndarray, walking: np.ndarray) -
     cart's rolling resistance (N,), at most 1 (a rolling cart pulls back with exactly its
     resistance; a slack rope or a stopped cart pulls less). The pulling metric takes the
     least force over 2 s, so a gait that jerks the rope taut and lets it go slack scores
-    its slack moments (session 7: 15-140 N swings behind a 75 N cart)."""
+    its slack moments (swings of 15-140 N were seen behind a 75 N cart)."""
     share = np.clip(handle_force / np.maximum(resistance, 1.0), 0.0, 1.0)
     return share * walking
 
@@ -45,8 +45,8 @@ def tow_steady(
     A cart rolls on at constant speed exactly when the rope pulls with its resistance;
     every jerk above it is paid back by a dip below it, and the pulling metric takes the
     least force over 2 s. `tow` (at most 1 above the resistance) does not see the
-    overshoots; session 11 measured the run-4 policy's rope swinging by +-25 % around a
-    165 N cart, holding 118.7 N."""
+    overshoots: a policy trained on `tow` alone swung its rope by +-25 % around a 165 N
+    cart and held 118.7 N."""
     scale = sigma_share * np.maximum(steady_force, 1.0)
     return np.exp(-np.square((handle_force - steady_force) / scale)) * walking
 
