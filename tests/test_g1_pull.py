@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +14,11 @@ import torch
 import yaml
 
 from simreal.cli import main
-from simreal.policies.checkpoint import load_actor_critic, resolve_checkpoint
+from simreal.policies.checkpoint import (
+    load_actor_critic,
+    load_checkpoint,
+    resolve_checkpoint,
+)
 from simreal.policies.config import ModelConfig
 from simreal.policies.evaluate import evaluate
 from simreal.policies.models import ActorCritic
@@ -52,7 +55,6 @@ from simreal.tasks.g1_pull.rewards import (
 )
 from simreal.training import warm_start_weights
 
-FORCE_RUN = Path(__file__).resolve().parent.parent / "results" / "g1" / "force-run"
 ROBOT_Q, ROBOT_V = 36, 35
 
 
@@ -410,15 +412,16 @@ def test_hold_time_must_fit_in_the_evaluation_episode():
 
 @pytest.fixture(scope="module")
 def force_run(tmp_path_factory) -> Path:
-    if not (FORCE_RUN / "checkpoints").is_dir():
-        pytest.skip(f"{FORCE_RUN}: the committed g1-force run is missing")
-    copy = tmp_path_factory.mktemp("warm") / "force-run"
-    shutil.copytree(FORCE_RUN, copy)
-    return copy
+    """A g1-force run of one update (git keeps no checkpoints): a warm start's source."""
+    out = tmp_path_factory.mktemp("warm")
+    args = ["train", "g1-force", "--envs", "2", "--steps", "1", "--out", str(out)]
+    assert main([*args, "--set", "train.eval_episodes=2"]) == 0
+    (run,) = (out / "g1-force").iterdir()
+    return run
 
 
 def source_model_cfg(run: Path) -> ModelConfig:
-    return torch.load(resolve_checkpoint(run), weights_only=False)["model_cfg"]
+    return load_checkpoint(resolve_checkpoint(run))["model_cfg"]
 
 
 def test_warm_started_policy_acts_like_g1_force_when_the_new_terms_are_zero(force_run):
@@ -587,13 +590,15 @@ def test_rail_velocity_and_heading_pay_nothing_for_walking_after_turning_around(
 
 def test_a_warm_start_between_g1_pull_runs_goes_on_at_the_source_load(tmp_path, capsys):
     """A fine-tune (e.g. with a calibration overlay) starts at the load the source reached."""
-    source = tmp_path / "source"
-    shutil.copytree(Path(__file__).resolve().parent.parent / "results/g1/pull-run-2", source)
+    out = tmp_path / "runs"
+    tiny = ["--envs", "2", "--steps", "1", "--out", str(out), "--set", "train.eval_episodes=2"]
+    assert main(["train", "g1-pull", *tiny]) == 0, capsys.readouterr().err
+    (source,) = (out / "g1-pull").iterdir()
     ckpt = resolve_checkpoint(source)
     state = torch.load(ckpt, map_location="cpu", weights_only=False)
     state["curriculum"] = {"load_resistance_n": 80.0}
     torch.save(state, ckpt)
-    out = tmp_path / "runs"
+    out = tmp_path / "warm"
     args = ["train", "g1-pull", "--init-from", str(source), "--envs", "2", "--steps", "1"]
     args += ["--out", str(out), "--set", "task.load.curriculum=per_sim"]
     assert main([*args, "--set", "train.eval_episodes=2"]) == 0, capsys.readouterr().err
