@@ -23,6 +23,12 @@ _BAD_STATE_WARNINGS = [
 class MjBatchEngine:
     """The default engine: one template model, N integration states."""
 
+    live_model_fields = True
+    """A write into `model_field`'s array reaches the simulations' next step directly
+    (mjbatch expands the field in place); `commit_model` is only needed for fields that
+    derived constants depend on (masses, inertias). Per-step writes (a motor's
+    torque-speed envelope) rely on it."""
+
     def __init__(self, model: mujoco.MjModel, num_envs: int, num_threads: int = 0) -> None:
         threads = num_threads or min(_usable_cpus(), num_envs)
         self.model = model

@@ -19,6 +19,7 @@ import mujoco
 import numpy as np
 
 from simreal.robots.g1 import ACTUATORS, DEFAULT_JOINT_POS, JOINT_NAMES, build_mjcf
+from simreal.robots.g1.actuators import VELOCITY_LIMITS, torque_speed_range
 from simreal.robots.g1.overlay import Overlay
 
 BAND_KP, BAND_KD = 5000.0, 500.0
@@ -154,8 +155,10 @@ class SimG1:
             dof = self.dof_adr[i]
             if j.armature is not None:
                 m.dof_armature[dof] = j.armature
-            m.dof_frictionloss[dof] = j.friction_coulomb
-            m.dof_damping[dof] = j.friction_viscous
+            if j.friction_coulomb is not None:
+                m.dof_frictionloss[dof] = j.friction_coulomb
+            if j.friction_viscous is not None:
+                m.dof_damping[dof] = j.friction_viscous
         self.sensor = {
             kind: m.sensor(f"imu_pelvis_{kind}").adr[0] for kind in ("gyro", "accel", "quat")
         }
@@ -192,7 +195,17 @@ class SimG1:
     def step(self) -> None:
         if self.band:
             self._pull_band()
+        self._limit_motors()
         mujoco.mj_step(self.model, self.data)
+
+    def _limit_motors(self) -> None:
+        """The motors' torque range at the joints' current speed (the torque-speed envelope
+        the training simulation applies, `torque_speed_range`)."""
+        lower, upper = torque_speed_range(
+            self.data.qvel[self.dof_adr], self.torque_limit, VELOCITY_LIMITS
+        )
+        self.model.actuator_forcerange[self.act_ids, 0] = lower
+        self.model.actuator_forcerange[self.act_ids, 1] = upper
 
     def push_torso(self, force: np.ndarray) -> np.ndarray:
         """Apply a world-frame `force` (N) at the torso's centre of mass until changed; return

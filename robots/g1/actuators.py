@@ -16,6 +16,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from simreal.robots.g1.joints import JOINT_NAMES, JOINTS
 
 NATURAL_FREQ_HZ = 10.0
@@ -89,3 +91,34 @@ ACTUATORS: dict[str, ActuatorSpec] = {
     for name in JOINT_NAMES
 }
 """Joint name -> its actuator; iterate JOINT_NAMES for hardware order."""
+
+
+def torque_speed_range(
+    velocity: np.ndarray, torque_limit: np.ndarray, velocity_limit: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(lower, upper) torque a G1 joint motor can give at joint speed `velocity` (rad/s).
+
+    A DC motor at its supply voltage: the back-EMF grows with speed, so the torque it can
+    drive along the motion falls linearly from `torque_limit` at rest to zero at
+    `velocity_limit` (FACTS' maximum joint speed, taken as the no-load speed), while a
+    braking torque (against the motion) keeps the full limit. Past the velocity limit the
+    motor can only brake: this is how the joint velocity limits are enforced in the
+    simulation (the motor cannot drive a joint faster; an outside force can, and is
+    braked). The same curve as Isaac Lab's DC motor model with saturation = rated torque.
+    """
+    ratio = velocity / velocity_limit
+    upper = np.clip(torque_limit * (1.0 - ratio), -torque_limit, torque_limit)
+    lower = np.clip(torque_limit * (-1.0 - ratio), -torque_limit, torque_limit)
+    return lower, upper
+
+
+JOINT_FRICTION_COULOMB_N_M = 0.3
+JOINT_FRICTION_VISCOUS_N_M_S = 0.11
+"""Nominal joint friction of every G1 joint: Coulomb (MuJoCo's frictionloss, N m) and
+viscous (damping, N m s/rad). No public measurement exists; these are the middle of the
+ranges the G1 tasks randomize over (tasks/g1/config.py, 0.1-0.5 and 0.02-0.2), the ranges
+the calibration checks' perturbed robots are drawn from. A calibration overlay replaces
+them per joint."""
+
+VELOCITY_LIMITS = np.array([JOINTS[name].velocity_limit for name in JOINT_NAMES])
+"""(29,) maximum joint speeds (rad/s), SDK order, from FACTS.md."""

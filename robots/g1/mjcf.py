@@ -23,7 +23,11 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable
 
-from simreal.robots.g1.actuators import ACTUATORS
+from simreal.robots.g1.actuators import (
+    ACTUATORS,
+    JOINT_FRICTION_COULOMB_N_M,
+    JOINT_FRICTION_VISCOUS_N_M_S,
+)
 from simreal.robots.g1.geometry import FEET, SHAPES, Box, Capsule, Shape
 from simreal.robots.g1.joints import (
     DEFAULT_JOINT_POS,
@@ -97,7 +101,9 @@ def _body(
             joint_xml = (
                 f'<joint name="{child.name}" axis="{_v(child.axis)}" '
                 f'range="{child.lower:.9g} {child.upper:.9g}" '
-                f'armature="{ACTUATORS[child.name].armature:.9g}"/>'
+                f'armature="{ACTUATORS[child.name].armature:.9g}" '
+                f'frictionloss="{JOINT_FRICTION_COULOMB_N_M:.9g}" '
+                f'damping="{JOINT_FRICTION_VISCOUS_N_M_S:.9g}"/>'
             )
         lines.append(_body(child.child, _v(child.pos), child.rpy, joint_xml, visuals, inner))
     lines.append(f"{indent}</body>")

@@ -72,8 +72,9 @@ class JointOverlay:
     kd_scale: float = 1.0
     armature: float | None = None
     """None: the nominal armature."""
-    friction_coulomb: float = 0.0
-    friction_viscous: float = 0.0
+    friction_coulomb: float | None = None
+    friction_viscous: float | None = None
+    """None: the nominal joint friction (robots/g1/actuators.py, `JOINT_FRICTION`)."""
     torque_limit_scale: float = 1.0
 
 

@@ -56,6 +56,13 @@ class G1Randomization:
     joint_pos_noise: float = 0.01
     joint_vel_noise: float = 0.5
     """Gaussian observation noise (rad/s, unit gravity, rad, rad/s)."""
+    joint_frictionloss_n_m: tuple[float, float] = (0.1, 0.5)
+    joint_damping_n_m_s: tuple[float, float] = (0.02, 0.2)
+    """Coulomb (N m) and viscous (N m s/rad) joint friction, per joint. No public
+    measurement of the G1's joint friction exists: these are the ranges the perturbed
+    robots of `simreal calibrate`'s checks draw from (calibration/perturbation.py), i.e.
+    what a calibration is built to recover. With an overlay, each range keeps its width
+    and is centred on the calibrated value (clipped at 0). Evaluation uses the middle."""
     push_interval_s: tuple[float, float] = (4.0, 8.0)
     push_vel_m_s: float = 0.4
     """Impulsive pushes: the base velocity jumps by up to this, horizontally."""
@@ -66,6 +73,10 @@ class G1Randomization:
             raise ValueError(
                 f"randomization.latency_substeps: need 0 <= low <= high <= 8, got {low}, {high}"
             )
+        for name in ("joint_frictionloss_n_m", "joint_damping_n_m_s"):
+            low, high = getattr(self, name)
+            if not 0.0 <= low <= high:
+                raise ValueError(f"randomization.{name}: need 0 <= low <= high, got {low}, {high}")
         for name in ("friction", "link_mass_scale", "kp_scale", "kd_scale", "motor_strength"):
             low, high = getattr(self, name)
             if not 0.0 < low <= high:
@@ -92,6 +103,11 @@ class G1Config:
     self_collision: bool = True
     """The robot's geoms collide with each other (robots/g1/mjcf.py): a limb cannot pass
     through the body. False gives the idealized body earlier results were measured on."""
+    motor_envelope: bool = True
+    """Each motor's torque limit falls with its speed (robots/g1/actuators.py,
+    `torque_speed_range`), updated before every physics step: the joint velocity limits
+    hold in the simulation. False: a constant torque limit at any speed (the model
+    earlier results were measured on)."""
     eval_friction: float = 1.0
     """Sliding friction of floor and soles in evaluation (training randomizes it over
     `randomization.friction`); every G1 evaluation JSON states it as `foot_friction`."""

@@ -3,8 +3,8 @@ robot, observations, rewards and falls; `g1-force` adds random external forces, 
 a towed load.
 
 Actions are PD targets: q_target = default + action_scale * action through the model's
-position actuators (torques clipped at the limits by MuJoCo), at 50 Hz over 200 Hz
-physics. A task's external forces act on the torso and both hands
+position actuators at 50 Hz over 200 Hz physics; MuJoCo clips the torques at the motors'
+torque-speed envelope, rewritten before every physics step (`motor_torque_range`). A task's external forces act on the torso and both hands
 (`apply_external_forces`), and the FAT2 reward asks the robot to lean into them.
 
 With `cfg.calibration` (a G1 calibration overlay) the simulated robot is the calibrated
@@ -34,6 +34,7 @@ from simreal.robots.g1 import (
     SOLE,
     build_mjcf,
 )
+from simreal.robots.g1.actuators import VELOCITY_LIMITS, torque_speed_range
 from simreal.robots.g1.contacts import SelfPenetration
 from simreal.robots.g1.overlay import Overlay
 from simreal.tasks.env import TaskEnv
@@ -122,6 +123,12 @@ class G1Env(TaskEnv):
         self.kp_scale = np.tile(self.cal_kp_scale, (s, 1))
         self.kd_scale = np.tile(self.cal_kd_scale, (s, 1))
         self.motor_strength = np.tile(self.cal_motor_strength, (s, 1))
+        coulomb, viscous = self._joint_friction_ranges()
+        self.joint_frictionloss = np.tile(np.mean(coulomb, axis=0), (s, 1))
+        self.joint_damping = np.tile(np.mean(viscous, axis=0), (s, 1))
+        """(N, 29) Coulomb (dof_frictionloss, N m) and viscous (dof_damping, N m s/rad)
+        joint friction: the middle of the randomized range (evaluation) or a draw from it
+        (training resets)."""
         self.latency_substeps = np.full(s, self.cal_latency_substeps)
         """Command latency in physics steps, fractional: a command takes effect part-way
         through a physics step (see `simulate`), as on the robot and the virtual robot."""
@@ -135,8 +142,7 @@ class G1Env(TaskEnv):
         self.foot_pos = np.zeros((s, 2, 3))
         self.foot_vel = np.zeros((s, 2, 3))
         self.torso_rot = np.tile(np.eye(3), (s, 1, 1))
-        if cfg.calibration is not None:
-            self._apply_calibration()
+        self._apply_calibration()
         self.self_penetration_m = np.zeros(s)
         self._penetration = None
         if cfg.evaluation:
@@ -157,6 +163,9 @@ class G1Env(TaskEnv):
             "foot_friction": self.cfg.eval_friction if self.cfg.evaluation else None,
             "self_collision": self.cfg.self_collision,
             "terrain": "flat",
+            "motor_envelope": self.cfg.motor_envelope,
+            "joint_frictionloss_n_m": _summary(self.joint_frictionloss),
+            "joint_damping_n_m_s": _summary(self.joint_damping),
         }
 
     def scene_mjcf(self, cfg: G1Config) -> str:
@@ -232,24 +241,53 @@ class G1Env(TaskEnv):
                 for j, nominal in zip(joints, self.nominal["dof_armature"][dofs], strict=True)
             ]
         )
-        self.cal_frictionloss = np.array([j.friction_coulomb for j in joints])
-        self.cal_damping = np.array([j.friction_viscous for j in joints])
+        self.cal_frictionloss = np.array(
+            [np.nan if j.friction_coulomb is None else j.friction_coulomb for j in joints]
+        )
+        self.cal_damping = np.array(
+            [np.nan if j.friction_viscous is None else j.friction_viscous for j in joints]
+        )
+        """NaN where the overlay leaves a joint's friction nominal."""
         self.cal_latency_substeps = overlay.latency_ms / (self.cfg.physics_dt * 1e3)
         self.gyro_bias = np.array(overlay.gyro_bias)
         self.accel_bias = np.array(overlay.accel_bias)
 
     def _apply_calibration(self) -> None:
-        """Write the calibrated armature, friction and PD/limit tables into every simulation."""
+        """Write the calibrated armature, joint friction and PD/limit tables into every
+        simulation."""
         ids = np.arange(self.num_envs)
         field, dofs = self.engine.model_field, self.joint_dof_ids
         for name, values in (
             ("dof_armature", self.cal_armature),
-            ("dof_frictionloss", self.cal_frictionloss),
-            ("dof_damping", self.cal_damping),
+            ("dof_frictionloss", self.joint_frictionloss),
+            ("dof_damping", self.joint_damping),
         ):
             field(name)[:, dofs] = values
         self._write_actuators(ids)
         self.engine.commit_model(ids)
+
+    def _joint_friction_ranges(self) -> tuple[np.ndarray, np.ndarray]:
+        """(2, 29) low/high Coulomb and viscous joint friction: the configured ranges, and
+        for the joints a calibration overlay sets, the same widths centred on the calibrated
+        values (clipped at 0)."""
+        r = self.cfg.randomization
+        ranges = []
+        for span, calibrated in (
+            (r.joint_frictionloss_n_m, self.cal_frictionloss),
+            (r.joint_damping_n_m_s, self.cal_damping),
+        ):
+            low, high = np.asarray(span, dtype=float)
+            set_ = ~np.isnan(calibrated)
+            centre, half = np.where(set_, calibrated, 0.0), (high - low) / 2
+            ranges.append(
+                np.stack(
+                    [
+                        np.where(set_, np.maximum(centre - half, 0.0), low),
+                        np.where(set_, centre + half, high),
+                    ]
+                )
+            )
+        return ranges[0], ranges[1]
 
     def _latency_range(self) -> tuple[float, float]:
         """The latency range in physics steps; with a calibration it keeps its width and is
@@ -308,11 +346,31 @@ class G1Env(TaskEnv):
         return torso_lean(self.to_heading(self.torso_rot[:, :, 2]))
 
     def joint_torque(self) -> np.ndarray:
-        """PD torque (N, 29) the actuators apply, clipped at the (randomized) limits."""
+        """PD torque (N, 29) the actuators apply, clipped at the (randomized) limits and,
+        with `motor_envelope`, at the torque the motors can give at their speed."""
         tau = self.kp * self.kp_scale * (self.engine.ctrl - self.joint_pos)
         tau -= self.kd * self.kd_scale * self.joint_vel
+        lower, upper = self.motor_torque_range()
+        return np.clip(tau, lower, upper)
+
+    def motor_torque_range(self) -> tuple[np.ndarray, np.ndarray]:
+        """(N, 29) lower and upper torque the motors can give now: the (randomized) torque
+        limits, narrowed by the torque-speed envelope (`torque_speed_range`) when
+        `cfg.motor_envelope`."""
         limit = self.torque_limit * self.motor_strength
-        return np.clip(tau, -limit, limit)
+        if not self.cfg.motor_envelope:
+            return -limit, limit
+        return torque_speed_range(self.joint_vel, limit, VELOCITY_LIMITS)
+
+    def _limit_motors(self) -> None:
+        """Write the motors' torque range at the current joint speeds into every simulation,
+        before each physics step (MuJoCo clamps an actuator's force to its forcerange)."""
+        lower, upper = self.motor_torque_range()
+        field = self.engine.model_field("actuator_forcerange")
+        field[:, :29, 0] = lower
+        field[:, :29, 1] = upper
+        if not getattr(self.engine, "live_model_fields", False):
+            self.engine.commit_model()
 
     def foot_contact(self) -> np.ndarray:
         return (self.foot_pos[..., 2] < CONTACT_HEIGHT_M).astype(float)
@@ -366,12 +424,14 @@ class G1Env(TaskEnv):
         if self.randomize:
             self._push(t)
         late = self.latency_substeps
-        if late.any():
+        if late.any() or self.cfg.motor_envelope:
             for sub in range(self.decimation):
                 # The share of this physics step the previous command still holds: 1 before
                 # the new command is due, 0 after, the fraction in the step where it lands.
                 old = np.clip(late - sub, 0.0, 1.0)[:, None]
                 self.engine.ctrl[:] = old * self.prev_ctrl_target + (1.0 - old) * self.ctrl_target
+                if self.cfg.motor_envelope:
+                    self._limit_motors()
                 self.engine.step(1)
         else:
             self.engine.ctrl[:] = self.ctrl_target
@@ -481,6 +541,14 @@ class G1Env(TaskEnv):
         )
         low, high = self._latency_range()
         self.latency_substeps[ids] = rng.uniform(low, high, n)
+        coulomb, viscous = self._joint_friction_ranges()
+        self.joint_frictionloss[ids] = rng.uniform(*coulomb, (n, 29))
+        self.joint_damping[ids] = rng.uniform(*viscous, (n, 29))
+        dofs = self.joint_dof_ids
+        self.engine.model_field("dof_frictionloss")[np.ix_(ids, dofs)] = self.joint_frictionloss[
+            ids
+        ]
+        self.engine.model_field("dof_damping")[np.ix_(ids, dofs)] = self.joint_damping[ids]
 
         nom, field = self.nominal, self.engine.model_field
         scale = rng.uniform(*r.link_mass_scale, (n, nom["body_mass"].size))
@@ -530,3 +598,9 @@ class G1Env(TaskEnv):
             "kp": self.kp.tolist(),
             "kd": self.kd.tolist(),
         }
+
+
+def _summary(values: np.ndarray) -> dict[str, float]:
+    """Smallest, mean and largest of a per-joint table, for an evaluation's conditions."""
+    stats = {"min": values.min(), "mean": values.mean(), "max": values.max()}
+    return {name: round(float(value), 6) for name, value in stats.items()}
