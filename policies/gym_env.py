@@ -8,7 +8,6 @@ critic sees what the policy sees. Only Box action spaces fit the Gaussian policy
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium
@@ -17,20 +16,7 @@ from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from gymnasium.wrappers import FlattenObservation
 
 from simreal.policies.config import ModelConfig, PPOConfig, TrainConfig
-
-
-@dataclass
-class GymStep:
-    """One step of every sub-environment; arrays lead with num_envs."""
-
-    obs: np.ndarray
-    critic_obs: np.ndarray
-    reward: np.ndarray
-    terminated: np.ndarray
-    truncated: np.ndarray
-    final_critic_obs: np.ndarray
-    """Observation each episode ended in where terminated or truncated; `obs` elsewhere."""
-    info: dict[str, Any] = field(default_factory=dict)
+from simreal.policies.vecenv import StepResult
 
 
 class GymVecEnv:
@@ -92,7 +78,7 @@ class GymVecEnv:
         obs = np.asarray(obs, dtype=np.float32)
         return obs, obs
 
-    def step(self, action: np.ndarray) -> GymStep:
+    def step(self, action: np.ndarray) -> StepResult:
         """Step with (num_envs, num_actions) actions in [-1, 1].
 
         An episode both terminated and truncated counts as terminated: no bootstrapping.
@@ -116,7 +102,7 @@ class GymVecEnv:
             }
             self.episode_return[ids] = 0.0
             self.episode_length[ids] = 0
-        return GymStep(
+        return StepResult(
             obs=obs,
             critic_obs=obs,
             reward=reward.astype(np.float32),

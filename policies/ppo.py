@@ -11,7 +11,7 @@ from simreal.policies.distributed import Distributed
 from simreal.policies.models import ActorCritic
 from simreal.policies.normalizer import ReturnScaler
 from simreal.policies.storage import Batch, RolloutStorage
-from simreal.policies.vecenv import StepLike
+from simreal.policies.vecenv import StepResult
 
 LR_BOUNDS = (1e-5, 1e-2)
 
@@ -87,7 +87,7 @@ class PPO:
         return actions
 
     @torch.no_grad()
-    def record(self, step: StepLike) -> None:
+    def record(self, step: StepResult) -> None:
         """Store the environment's answer; bootstrap the value where a time limit cut in."""
         rewards = torch.from_numpy(np.asarray(step.reward, dtype=np.float32))
         truncated = np.asarray(step.truncated)

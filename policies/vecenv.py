@@ -1,13 +1,16 @@
-"""The vectorized-environment protocol PPO trains on."""
+"""The vectorized-environment protocol PPO trains on, and the step every environment
+returns (the tasks' and the Gymnasium wrapper's)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
 
 
-class StepLike(Protocol):
+@dataclass
+class StepResult:
     """One control step of every environment; arrays lead with num_envs."""
 
     obs: np.ndarray
@@ -17,7 +20,7 @@ class StepLike(Protocol):
     truncated: np.ndarray
     final_critic_obs: np.ndarray
     """Critic observation where an episode was cut by a time limit, for bootstrapping."""
-    info: dict[str, Any]
+    info: dict[str, Any] = field(default_factory=dict)
     """May hold "episode": {"return": (k,), "length": (k,), ...} for the k episodes ended
     now, in the order of np.flatnonzero(terminated | truncated)."""
 
@@ -33,4 +36,4 @@ class VecEnv(Protocol):
     def reset(self) -> tuple[np.ndarray, np.ndarray]:
         """Policy and critic observations of fresh episodes."""
 
-    def step(self, action: np.ndarray) -> StepLike: ...
+    def step(self, action: np.ndarray) -> StepResult: ...

@@ -16,26 +16,12 @@ from __future__ import annotations
 import contextlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import numpy as np
 
+from simreal.policies.vecenv import StepResult
 from simreal.sim import Engine, EngineError, make_engine
 from simreal.tasks.terms import ObservationTerm, RewardTerm, check_weights, layout, step_weights
-
-
-@dataclass
-class StepResult:
-    """What one control step returns; arrays lead with num_envs."""
-
-    obs: np.ndarray
-    critic_obs: np.ndarray
-    reward: np.ndarray
-    terminated: np.ndarray
-    truncated: np.ndarray
-    final_critic_obs: np.ndarray
-    """Critic observation of the state each episode ended in (valid where truncated)."""
-    info: dict = field(default_factory=dict)
 
 
 class TaskEnv(ABC):

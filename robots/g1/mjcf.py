@@ -162,7 +162,16 @@ def self_collision_excludes() -> tuple[tuple[str, str], ...]:
         ancestor = _shaped_ancestor(link, parent_of)
         if ancestor is not None:
             pairs.add(tuple(sorted((link, ancestor))))
-    model = mujoco.MjModel.from_xml_string(_build(excludes=(), self_collision=True, floor=False))
+    xml = _build(
+        physics_dt=0.005,
+        floor=False,
+        body_floor_contact=False,
+        visual_geoms=True,
+        integrator="implicitfast",
+        self_collision=True,
+        excludes=(),
+    )
+    model = mujoco.MjModel.from_xml_string(xml)
     data = mujoco.MjData(model)
     mujoco.mj_resetDataKeyframe(model, data, model.key("stand").id)
     data.qpos[2] += 1.0  # clear of everything but itself
@@ -201,13 +210,13 @@ def build_mjcf(
 
 
 def _build(
-    physics_dt: float = 0.005,
-    floor: bool = True,
-    body_floor_contact: bool = False,
-    visual_geoms: bool = True,
-    integrator: str = "implicitfast",
-    self_collision: bool = True,
-    excludes: tuple[tuple[str, str], ...] = (),
+    physics_dt: float,
+    floor: bool,
+    body_floor_contact: bool,
+    visual_geoms: bool,
+    integrator: str,
+    self_collision: bool,
+    excludes: tuple[tuple[str, str], ...],
 ) -> str:
     robot_affinity = 2 if self_collision else 0
     # Body contacts as stiff as the 5 ms step allows (time constant 2 dt, impedance

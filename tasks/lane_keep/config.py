@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from simreal.tasks.lane_keep.rewards import REWARDS
 from simreal.tasks.lane_keep.roads import RoadConfig
 from simreal.tasks.lane_keep.semantic import PROVIDERS
-from simreal.tasks.terms import WEIGHTS_UNIT, check_unit, default_weights, upgrade_per_step_config
+from simreal.tasks.rate_timing import RateTiming
+from simreal.tasks.terms import WEIGHTS_UNIT, check_unit, default_weights
 from simreal.tasks.train_defaults import TrainDefaults
 
 TRAIN_DEFAULTS = TrainDefaults(
@@ -77,7 +77,7 @@ class PidConfig:
 
 
 @dataclass
-class LaneKeepConfig:
+class LaneKeepConfig(RateTiming):
     physics_hz: int = 100
     control_hz: int = 20
     episode_s: float = 20.0
@@ -107,30 +107,8 @@ class LaneKeepConfig:
     """Reward weights are per second (`tasks/terms.py`); saved with the config so that a
     config from before, per control step, is recognised and upgraded when loaded."""
 
-    @staticmethod
-    def upgrade_plain(plain: dict[str, Any]) -> dict[str, Any]:
-        """A saved config with per-step weights, upgraded to per-second ones (same returns)."""
-        return upgrade_per_step_config(plain, plain.get("control_hz", 20))
-
-    @property
-    def control_dt(self) -> float:
-        """The nominal control period (s): reward weights (per second) are multiplied by it."""
-        return 1.0 / self.control_hz
-
-    @property
-    def decimation(self) -> int:
-        return self.physics_hz // self.control_hz
-
-    @property
-    def max_episode_steps(self) -> int:
-        return round(self.episode_s * self.control_hz)
-
     def validate(self) -> None:
-        if self.physics_hz <= 0 or self.control_hz <= 0 or self.physics_hz % self.control_hz:
-            raise ValueError(
-                f"physics_hz ({self.physics_hz}) must be a positive multiple of control_hz "
-                f"({self.control_hz})"
-            )
+        self.check_rates()
         if self.episode_s <= 0 or self.train_roads < 1 or self.eval_roads < 1:
             raise ValueError("episode_s, train_roads and eval_roads must be positive")
         if not 0 < self.target_speed_mps <= 12.0:

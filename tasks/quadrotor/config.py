@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-from simreal.tasks.terms import WEIGHTS_UNIT, check_unit, upgrade_per_step_config
+from simreal.tasks.rate_timing import RateTiming
+from simreal.tasks.terms import WEIGHTS_UNIT, check_unit
 
 
 @dataclass
@@ -58,7 +58,7 @@ class QuadPhysics:
 
 
 @dataclass
-class QuadrotorConfig:
+class QuadrotorConfig(RateTiming):
     physics_hz: int = 240
     control_hz: int = 30
     episode_s: float = 8.0
@@ -78,31 +78,8 @@ class QuadrotorConfig:
     """Reward weights are per second (`tasks/terms.py`); saved with the config so that a
     config from before, per control step, is recognised and upgraded when loaded."""
 
-    @staticmethod
-    def upgrade_plain(plain: dict[str, Any]) -> dict[str, Any]:
-        """A saved config with per-step weights, upgraded to per-second ones (same returns)."""
-        return upgrade_per_step_config(plain, plain.get("control_hz", 30))
-
-    @property
-    def control_dt(self) -> float:
-        """The nominal control period (s): reward weights (per second) are multiplied by it."""
-        return 1.0 / self.control_hz
-
-    @property
-    def decimation(self) -> int:
-        return self.physics_hz // self.control_hz
-
-    @property
-    def max_episode_steps(self) -> int:
-        return round(self.episode_s * self.control_hz)
-
     def validate(self) -> None:
-        if self.physics_hz <= 0 or self.control_hz <= 0:
-            raise ValueError("physics_hz and control_hz must be positive")
-        if self.physics_hz % self.control_hz:
-            raise ValueError(
-                f"physics_hz ({self.physics_hz}) must be a multiple of control_hz ({self.control_hz})"
-            )
+        self.check_rates()
         if self.episode_s <= 0:
             raise ValueError(f"episode_s must be positive, got {self.episode_s}")
         if not 0.0 < self.action_rpm_scale <= 1.0:
