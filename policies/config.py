@@ -167,6 +167,10 @@ class TrainConfig:
     checkpoint_every_s: float = 60.0
     """Also checkpoint when this much wall time has passed since the last checkpoint."""
     torch_threads: int = 1
+    device: str = "auto"
+    """Where the actor-critic, the rollout storage and the update run: auto (a GPU when
+    torch sees one, else the CPU), cpu or cuda. The simulations stay on the CPU; a step's
+    observations go over in one transfer and its actions come back in one."""
     algorithm: Literal["ppo", "dagger"] = "ppo"
     """ppo: reinforcement learning on the task's reward; dagger: imitation of the task's
     expert (`expert_action()`, e.g. quad-swarm's privileged teacher)."""
@@ -185,6 +189,8 @@ class TrainConfig:
             raise ValueError(f"checkpoint_every_s must be > 0, got {self.checkpoint_every_s}")
         if self.torch_threads < 1:
             raise ValueError(f"torch_threads must be >= 1, got {self.torch_threads}")
+        if self.device not in ("auto", "cpu", "cuda"):
+            raise ValueError(f"device must be auto, cpu or cuda, got {self.device!r}")
         if self.algorithm not in ("ppo", "dagger"):
             raise ValueError(f"algorithm must be 'ppo' or 'dagger', got {self.algorithm!r}")
         self.model.validate()

@@ -21,8 +21,8 @@ Backend and device follow where each rank's learner runs (`rank_placement`), not
 whether CUDA exists: a CPU learner joins with gloo and never touches CUDA; GPU learners
 share the node's GPUs round-robin, and use NCCL only when every rank on the node has a
 GPU of its own (NCCL refuses two ranks on one GPU), gloo otherwise. Under NCCL the
-collectives stage their flat buffers on the rank's GPU, under gloo on the CPU. The
-trainer's learner runs on the CPU today.
+collectives stage their flat buffers on the rank's GPU, under gloo on the CPU. Where the
+learner runs is `train.device` (`learner_kind`: auto takes the GPU when there is one).
 """
 
 from __future__ import annotations
@@ -42,6 +42,19 @@ SEED_STRIDE = 1000
 """Rank r seeds its simulations and action noise with seed + r * SEED_STRIDE."""
 
 LEARNER_DEVICES = ("cpu", "cuda")
+DEVICE_CHOICES = ("auto", *LEARNER_DEVICES)
+
+
+def learner_kind(device: str, cuda_available: bool) -> str:
+    """ "cpu" or "cuda" for `train.device` (auto: the GPU when there is one); a pure
+    function, so the choice is testable without CUDA."""
+    if device not in DEVICE_CHOICES:
+        raise ValueError(f"train.device must be one of {list(DEVICE_CHOICES)}, got {device!r}")
+    if device == "cuda" and not cuda_available:
+        raise ValueError("train.device=cuda, but torch sees no CUDA device (use auto or cpu)")
+    if device == "auto":
+        return "cuda" if cuda_available else "cpu"
+    return device
 
 
 @dataclass(frozen=True)
@@ -94,7 +107,7 @@ class Distributed:
         this rank's learner on `learner` ("cpu" or "cuda")."""
         world_size = int(os.environ.get("WORLD_SIZE", "1"))
         if world_size == 1:
-            return cls()
+            return cls(learner_device="cuda:0" if learner == "cuda" else "cpu")
         rank, local_rank = int(os.environ["RANK"]), int(os.environ.get("LOCAL_RANK", "0"))
         local_world_size = int(os.environ.get("LOCAL_WORLD_SIZE", str(world_size)))
         num_gpus = torch.cuda.device_count() if learner == "cuda" else 0

@@ -57,6 +57,36 @@ def orthogonal_init(net: nn.Module, output_gain: float) -> None:
         nn.init.zeros_(layer.bias)
 
 
+def _plain_mlp(net: nn.Module) -> bool:
+    """An `mlp()`: linear layers with one activation between each (no encoder in front)."""
+    return isinstance(net, nn.Sequential) and isinstance(net[0], nn.Linear)
+
+
+def stacked_mlp(nets: list[nn.Sequential], x: torch.Tensor) -> torch.Tensor:
+    """(B, G, max_out) outputs of G same-shaped `mlp()`s on one input x (B, n): each layer
+    of all of them as one batched matrix product over stacked weights (outputs narrower
+    than the widest are padded with zero rows), so the G actors cost one call per layer
+    instead of G. The weights stay the MLPs' own parameters (stacked per call, with
+    gradients), so checkpoints, optimizers and the ONNX export see the same modules.
+
+    A decoupled actor does G times the hidden-layer arithmetic of a coupled one; this
+    removes the per-group call overhead, not that arithmetic."""
+    h = x.unsqueeze(0)  # (1, B, n): broadcast over the G groups in the first product
+    for same in zip(*nets, strict=True):
+        if isinstance(same[0], nn.Linear):
+            rows = max(layer.out_features for layer in same)
+            weight = torch.stack([_pad_rows(layer.weight, rows) for layer in same])
+            bias = torch.stack([_pad_rows(layer.bias, rows) for layer in same])
+            h = torch.baddbmm(bias.unsqueeze(1), h.expand(len(same), -1, -1), weight.mT)
+        else:
+            h = same[0](h)  # the activation (the same module type in every group)
+    return h.transpose(0, 1)
+
+
+def _pad_rows(t: torch.Tensor, rows: int) -> torch.Tensor:
+    return t if t.shape[0] == rows else torch.cat([t, t.new_zeros(rows - t.shape[0], *t.shape[1:])])
+
+
 class GroupedActor(nn.Module):
     """One MLP and one log-std vector per action group; outputs land in the group's slots."""
 
@@ -93,8 +123,30 @@ class GroupedActor(nn.Module):
             nn.init.orthogonal_(last.weight, gain=0.01)
             nn.init.zeros_(last.bias)
 
+        self.can_stack = len(groups) > 1 and all(_plain_mlp(n) for n in self.nets.values())
+        """The groups' MLPs can run as one batched computation (`stacked_mlp`): not for one
+        group, nor for bodies behind an encoder (attention, token embedding)."""
+        self.stack: bool | None = None
+        """Run them stacked: None (auto) on CUDA only, where one kernel per layer instead of
+        one per group and layer saves launch overhead; on a CPU the update is bound by
+        the arithmetic, which stacking does not reduce (bench/decoupled_update.py)."""
+        widths = [len(idx) for idx in groups.values()]
+        pad = max(widths)
+        self.register_buffer(
+            "stacked_slots",
+            torch.tensor([g * pad + k for g, w in enumerate(widths) for k in range(w)])[
+                self.slot_of
+            ],
+            persistent=False,
+        )
+
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         """Mean action (B, n_actions) in the environment's action order."""
+        stack = obs.is_cuda if self.stack is None else self.stack
+        exporting = torch.jit.is_tracing() or torch.onnx.is_in_onnx_export()
+        if self.can_stack and stack and not exporting:
+            nets = [self.nets[name] for name in self.group_names]
+            return stacked_mlp(nets, obs).flatten(1).index_select(1, self.stacked_slots)
         stacked = torch.cat([self.nets[name](obs) for name in self.group_names], dim=1)
         return stacked.index_select(1, self.slot_of)
 

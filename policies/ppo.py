@@ -44,8 +44,12 @@ class PPO:
         if cfg.normalize_returns:
             # A submodule of the model, so checkpoints carry its statistics; only where
             # enabled, so the tasks' checkpoints keep their keys.
-            model.return_scaler = ReturnScaler(storage.num_envs, cfg.gamma, cfg.return_clip)
+            model.return_scaler = ReturnScaler(storage.num_envs, cfg.gamma, cfg.return_clip).to(
+                storage.device
+            )
         self.group_of_action = self._group_membership(cfg, model.action_groups)
+        if self.group_of_action is not None:
+            self.group_of_action = self.group_of_action.to(storage.device)
 
     @property
     def steps_per_iteration(self) -> int:
@@ -72,7 +76,9 @@ class PPO:
             [(self.model.obs_normalizer, obs), (self.model.critic_obs_normalizer, critic_obs)]
         )
         dist = self.model.distribution(obs)
-        actions = dist.mean + dist.stddev * torch.randn(dist.mean.shape, generator=self.generator)
+        # Drawn on the CPU generator whatever the device: the same noise on CPU and GPU.
+        noise = torch.randn(dist.mean.shape, generator=self.generator).to(obs.device)
+        actions = dist.mean + dist.stddev * noise
         self._pending = {
             "obs": obs,
             "critic_obs": critic_obs,
@@ -89,16 +95,19 @@ class PPO:
     @torch.no_grad()
     def record(self, step: StepResult) -> None:
         """Store the environment's answer; bootstrap the value where a time limit cut in."""
-        rewards = torch.from_numpy(np.asarray(step.reward, dtype=np.float32))
+        device = self.storage.device
+        rewards = torch.from_numpy(np.asarray(step.reward, dtype=np.float32)).to(device)
         truncated = np.asarray(step.truncated)
-        dones = torch.from_numpy((np.asarray(step.terminated) | truncated).astype(np.float32))
+        done = (np.asarray(step.terminated) | truncated).astype(np.float32)
+        dones = torch.from_numpy(done).to(device)
         scaler = getattr(self.model, "return_scaler", None)
         if scaler is not None:  # before the bootstrap, which is in scaled units already
             rewards = scaler(rewards, dones)
         if truncated.any():
-            ids = torch.from_numpy(np.flatnonzero(truncated))
-            final = torch.from_numpy(
-                np.asarray(step.final_critic_obs, dtype=np.float32)[ids.numpy()]
+            rows = np.flatnonzero(truncated)
+            ids = torch.from_numpy(rows).to(device)
+            final = torch.from_numpy(np.asarray(step.final_critic_obs, dtype=np.float32)[rows]).to(
+                device
             )
             rewards = rewards.clone()
             rewards[ids] += self.cfg.gamma * self.model.value(final)

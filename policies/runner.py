@@ -77,16 +77,23 @@ class OnPolicyRunner:
         torch.set_num_threads(cfg.torch_threads)
         self.env, self.eval_env, self.cfg, self.log_dir = env, eval_env, cfg, log_dir
         self.structure = getattr(env, "observation_structure", None)
+        self.device = torch.device(self.distributed.learner_device)
+        if self.device.type != "cpu" and cfg.algorithm == "dagger":
+            raise ValueError(
+                "train.algorithm=dagger runs its learner on the CPU: set train.device=cpu"
+            )
         self.model = ActorCritic(
             env.num_obs, env.num_critic_obs, env.action_groups, cfg.model, self.structure
-        )
+        ).to(self.device)
         storage = RolloutStorage(
             cfg.ppo.num_steps_per_env,
             env.num_envs,
             env.num_obs,
             env.num_critic_obs,
             env.num_actions,
+            self.device,
         )
+        self._to_learner = HostToDevice(self.device)
         self.distributed.broadcast_parameters(self.model)
         self.ppo = PPO(
             self.model, cfg.ppo, storage, self.distributed.seed(cfg.seed), self.distributed
@@ -191,7 +198,7 @@ class OnPolicyRunner:
     def policy_fn(self):
         def act(obs: np.ndarray) -> np.ndarray:
             with torch.inference_mode():
-                return self.model.act_inference(torch.from_numpy(obs)).numpy()
+                return self.model.act_inference(self._to_learner(obs)[0]).cpu().numpy()
 
         return act
 
@@ -232,7 +239,7 @@ class OnPolicyRunner:
     def _loop(self, logger: TrainingLogger | None, bar: tqdm) -> None:
         cfg = self.cfg
         obs_np, critic_np = self.env.reset()
-        obs, critic_obs = torch.from_numpy(obs_np), torch.from_numpy(critic_np)
+        obs, critic_obs = self._to_learner(obs_np, critic_np)
         recent_returns: deque[float] = deque(maxlen=100)
         recent_lengths: deque[float] = deque(maxlen=100)
         algorithm = self.algorithm
@@ -250,14 +257,14 @@ class OnPolicyRunner:
             with torch.inference_mode():
                 for _ in range(algorithm.steps_per_iteration):
                     expert = (
-                        torch.from_numpy(self.env.expert_action())
+                        self._to_learner(self.env.expert_action())[0]
                         if algorithm.wants_expert
                         else None
                     )
                     actions = algorithm.act(obs, critic_obs, expert)
-                    step = self.env.step(actions.numpy())
+                    step = self.env.step(actions.cpu().numpy())
                     algorithm.record(step)
-                    obs, critic_obs = torch.from_numpy(step.obs), torch.from_numpy(step.critic_obs)
+                    obs, critic_obs = self._to_learner(step.obs, step.critic_obs)
                     unstable += int(step.info.get("unstable_resets", 0))
                     episode = step.info.get("episode")
                     if episode:
@@ -363,3 +370,30 @@ def budget_end_steps(
         rate = env_steps / wall_time_s
         end = min(end, env_steps + rate * max(0.0, 60.0 * max_minutes - wall_time_s))
     return int(max(env_steps, end))
+
+
+class HostToDevice:
+    """The simulations' numpy arrays as tensors on the learner's device.
+
+    On the CPU the tensors share the arrays' memory (no copy). On a GPU a step's arrays
+    are packed into one pinned host buffer and sent in one asynchronous transfer, then
+    split there: one copy per step instead of one per array, and no pageable staging."""
+
+    def __init__(self, device: torch.device):
+        self.device = device
+        self._pinned: torch.Tensor | None = None
+
+    def __call__(self, *arrays: np.ndarray) -> list[torch.Tensor]:
+        if self.device.type == "cpu":
+            return [torch.from_numpy(np.asarray(a, dtype=np.float32)) for a in arrays]
+        flat = [torch.from_numpy(np.asarray(a, dtype=np.float32)).reshape(-1) for a in arrays]
+        total = sum(f.numel() for f in flat)
+        if self._pinned is None or self._pinned.numel() < total:
+            self._pinned = torch.empty(total, dtype=torch.float32).pin_memory()
+        torch.cat(flat, out=self._pinned[:total])
+        moved = self._pinned[:total].to(self.device, non_blocking=True)
+        out, start = [], 0
+        for a, f in zip(arrays, flat, strict=True):
+            out.append(moved[start : start + f.numel()].view(np.shape(a)))
+            start += f.numel()
+        return out

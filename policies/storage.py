@@ -25,22 +25,33 @@ class Batch:
 
 class RolloutStorage:
     def __init__(
-        self, num_steps: int, num_envs: int, n_obs: int, n_critic_obs: int, n_actions: int
+        self,
+        num_steps: int,
+        num_envs: int,
+        n_obs: int,
+        n_critic_obs: int,
+        n_actions: int,
+        device: torch.device | str = "cpu",
     ):
         t, n = num_steps, num_envs
         self.num_steps, self.num_envs = t, n
-        self.obs = torch.zeros(t, n, n_obs)
-        self.critic_obs = torch.zeros(t, n, n_critic_obs)
-        self.actions = torch.zeros(t, n, n_actions)
-        self.log_prob = torch.zeros(t, n)
-        self.mean = torch.zeros(t, n, n_actions)
-        self.std = torch.zeros(t, n, n_actions)
-        self.expert = torch.zeros(t, n, n_actions)
-        self.values = torch.zeros(t, n)
-        self.rewards = torch.zeros(t, n)
-        self.dones = torch.zeros(t, n)
-        self.advantages = torch.zeros(t, n)
-        self.returns = torch.zeros(t, n)
+        self.device = torch.device(device)
+
+        def zeros(*shape: int) -> torch.Tensor:
+            return torch.zeros(*shape, device=self.device)
+
+        self.obs = zeros(t, n, n_obs)
+        self.critic_obs = zeros(t, n, n_critic_obs)
+        self.actions = zeros(t, n, n_actions)
+        self.log_prob = zeros(t, n)
+        self.mean = zeros(t, n, n_actions)
+        self.std = zeros(t, n, n_actions)
+        self.expert = zeros(t, n, n_actions)
+        self.values = zeros(t, n)
+        self.rewards = zeros(t, n)
+        self.dones = zeros(t, n)
+        self.advantages = zeros(t, n)
+        self.returns = zeros(t, n)
         self.step = 0
 
     def add(self, **fields: torch.Tensor) -> None:
@@ -54,7 +65,7 @@ class RolloutStorage:
         Time-limit truncations were already folded into the rewards by bootstrapping,
         so `dones` here cuts the trace for both kinds of episode end.
         """
-        gae = torch.zeros(self.num_envs)
+        gae = torch.zeros(self.num_envs, device=self.device)
         for t in reversed(range(self.num_steps)):
             next_values = last_values if t == self.num_steps - 1 else self.values[t + 1]
             not_done = 1.0 - self.dones[t]
@@ -69,7 +80,7 @@ class RolloutStorage:
     def minibatches(self, num_minibatches: int, generator: torch.Generator) -> Iterator[Batch]:
         total = self.num_steps * self.num_envs
         size = total // num_minibatches
-        order = torch.randperm(total, generator=generator)
+        order = torch.randperm(total, generator=generator).to(self.device)
         flat = {
             "obs": self.obs.flatten(0, 1),
             "critic_obs": self.critic_obs.flatten(0, 1),

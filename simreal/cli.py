@@ -114,6 +114,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="decoupled (default): one actor per action group of the task; coupled: one actor "
         "for all of them, the baseline (the same on a task with one group)",
     )
+    s.add_argument(
+        "--device",
+        choices=("auto", "cpu", "cuda"),
+        default=None,
+        help="where the learner (actor-critic, rollout storage, update) runs: auto (default: "
+        "a GPU when torch sees one), cpu or cuda; with --resume, moves a run to this device",
+    )
     s.add_argument("--stop-at-return", type=float, help="stop once evaluation reaches this return")
     s.add_argument(
         "--calibration",
@@ -488,7 +495,9 @@ def cmd_train(args: argparse.Namespace) -> int:
         if args.init_from:
             raise ValueError("--resume continues the run's own weights; drop --init-from")
         run_dir = args.resume
-        runner = training.resume_run(run_dir, steps=args.steps, minutes=args.minutes)
+        runner = training.resume_run(
+            run_dir, steps=args.steps, minutes=args.minutes, device=args.device
+        )
     else:
         command = " ".join(["simreal", *sys.argv[1:]])
         request = _request(training.TrainRequest, args, ignore=("resume",), command=command)

@@ -11,10 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from simreal import __version__
 from simreal.config import apply_overrides, from_plain, to_plain
 from simreal.policies import OnPolicyRunner, TrainConfig
-from simreal.policies.distributed import Distributed
+from simreal.policies.distributed import Distributed, learner_kind
 from simreal.rundir import new_run_dir, read_config, write_config
 
 
@@ -36,6 +38,8 @@ class TrainRequest:
     engine: str = "mjbatch"
     arch: str | None = None
     """"decoupled" or "coupled" (default: the task's)."""
+    device: str | None = None
+    """Where the learner runs: auto, cpu or cuda (default: the trainer's, auto)."""
     stop_at_return: float | None = None
     calibration: Path | None = None
     """Calibration overlay YAML to centre the robot model and randomization on."""
@@ -137,6 +141,8 @@ def new_run(request: TrainRequest) -> tuple[OnPolicyRunner, Path]:
         train_cfg.max_minutes = request.minutes
     if request.arch:
         train_cfg.model.arch = request.arch
+    if request.device:
+        train_cfg.device = request.device
     train_cfg = apply_overrides(train_cfg, train_overrides, "train.")
     if request.gym:
         if task_overrides or request.calibration:
@@ -158,7 +164,7 @@ def new_run(request: TrainRequest) -> tuple[OnPolicyRunner, Path]:
         "task_config": task_plain,
         "train": to_plain(train_cfg),
     }
-    distributed = Distributed.from_env()
+    distributed = Distributed.from_env(learner_kind(train_cfg.device, torch.cuda.is_available()))
     distributed.check_same_config(_compared(config))
     env, eval_env, train_cfg, terms = build_envs(config, distributed)
     weights, curriculum = None, {}
@@ -275,10 +281,16 @@ def _check_observation_prefix(ckpt: Path, task: str) -> None:
                 )
 
 
-def resume_run(run_dir: Path, steps: int | None, minutes: float | None) -> OnPolicyRunner:
-    """Continue a run where its last checkpoint left it; budgets may be raised."""
+def resume_run(
+    run_dir: Path, steps: int | None, minutes: float | None, device: str | None = None
+) -> OnPolicyRunner:
+    """Continue a run where its last checkpoint left it; budgets may be raised, and
+    `device` moves the learner (checkpoints are device-independent)."""
     config = read_config(run_dir)
-    distributed = Distributed.from_env()
+    if device is not None:
+        config["train"]["device"] = device
+    device = config["train"].get("device", "auto")
+    distributed = Distributed.from_env(learner_kind(device, torch.cuda.is_available()))
     config.pop("world_size", None)
     distributed.check_same_config(
         {**_compared(config), "resume": {"steps": steps, "minutes": minutes}}

@@ -136,3 +136,22 @@ def test_two_ranks_with_half_the_envs_learn_hover_as_well_as_one_rank(tmp_path):
     assert one["best"] > 200
     assert two["best"] > 200
     assert two["best"] >= 0.8 * one["best"]
+
+
+@pytest.mark.parametrize(
+    ("device", "cuda", "expected"),
+    [("auto", False, "cpu"), ("auto", True, "cuda"), ("cpu", True, "cpu"), ("cuda", True, "cuda")],
+)
+def test_train_device_auto_takes_the_gpu_only_when_torch_sees_one(device, cuda, expected):
+    from simreal.policies.distributed import learner_kind
+
+    assert learner_kind(device, cuda) == expected
+
+
+def test_train_device_cuda_without_cuda_and_unknown_devices_are_refused_naming_them():
+    from simreal.policies.distributed import learner_kind
+
+    with pytest.raises(ValueError, match=r"train\.device=cuda"):
+        learner_kind("cuda", False)
+    with pytest.raises(ValueError, match="'gpu'"):
+        learner_kind("gpu", True)

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+import yaml
 
 from simreal.cli import main
 from simreal.policies import OnPolicyRunner, TrainConfig
@@ -84,6 +85,31 @@ def test_perturbing_the_waist_network_moves_only_action_slot_3():
     torch.testing.assert_close(
         after[:, [0, 1, 2, 4, 5]], before[:, [0, 1, 2, 4, 5]], rtol=0, atol=0
     )
+
+
+def test_stacked_groups_give_the_per_group_networks_outputs_and_gradients():
+    """The batched evaluation of the group MLPs (one product per layer over stacked
+    weights, narrow groups padded) equals running each MLP on its own, forward and
+    backward, with the actions in the environment's order."""
+    groups = {"lower": (5, 0, 2), "waist": (3,), "upper": (4, 1)}  # interleaved slots
+    actor = grouped_actor(groups)
+    obs = observations(33)
+    outputs, grads = {}, {}
+    for stack in (False, True):
+        actor.stack = stack
+        actor.zero_grad()
+        out = actor(obs)
+        (out * torch.arange(1.0, 7.0)).sum().backward()
+        outputs[stack] = out.detach()
+        grads[stack] = {
+            n: p.grad.clone() for n, p in actor.named_parameters() if p.grad is not None
+        }
+    torch.testing.assert_close(outputs[True], outputs[False], rtol=1e-6, atol=1e-6)
+    assert grads[True].keys() == grads[False].keys() and len(grads[True]) > 6
+    for name in grads[False]:
+        torch.testing.assert_close(grads[True][name], grads[False][name], rtol=1e-5, atol=1e-6)
+    assert actor.can_stack and actor.stack is True
+    assert "stacked_slots" not in actor.state_dict()  # checkpoints keep their keys
 
 
 def test_each_group_has_its_own_action_std():
@@ -331,6 +357,40 @@ def test_resume_continues_the_run_and_appends_to_its_metrics(tmp_path, capsys):
     assert latest.name == "model_000004.pt"
     assert load_checkpoint(latest)["iteration"] == 4
     assert no_temporary_files(run) == []
+
+
+def test_the_learner_runs_where_train_device_says_and_a_run_moves_on_resume(tmp_path, capsys):
+    """`--device cpu` puts the model and the rollout storage on the CPU and records the
+    choice; a resume may move the run (checkpoints are device-independent: saved state
+    loads onto the CPU first). On this machine auto is the CPU; `--device cuda` without
+    CUDA is refused before anything is written."""
+    import torch
+
+    from simreal import training
+
+    argv = ["train", "quad-hover", "--envs", "16", "--steps", str(ITERATION_STEPS)]
+    assert main([*argv, "--out", str(tmp_path), "--device", "cpu"]) == 0
+    (run,) = (tmp_path / "quad-hover").iterdir()
+    assert yaml.safe_load((run / "config.yaml").read_text())["train"]["device"] == "cpu"
+    runner = training.resume_run(run, steps=2 * ITERATION_STEPS, minutes=None, device="auto")
+    expected = "cuda" if torch.cuda.is_available() else "cpu"
+    assert runner.device.type == expected
+    assert {p.device.type for p in runner.model.parameters()} == {expected}
+    assert runner.ppo.storage.obs.device.type == expected
+    if not torch.cuda.is_available():
+        capsys.readouterr()
+        assert main([*argv, "--out", str(tmp_path / "gpu"), "--device", "cuda"]) == 2
+        assert "train.device=cuda" in capsys.readouterr().err
+        assert not (tmp_path / "gpu").exists()
+
+
+def test_host_to_device_shares_the_arrays_on_the_cpu():
+    from simreal.policies.runner import HostToDevice
+
+    obs, critic = np.ones((4, 3), np.float32), np.zeros((4, 5), np.float32)
+    a, b = HostToDevice(torch.device("cpu"))(obs, critic)
+    obs[0, 0] = 7.0
+    assert a[0, 0].item() == 7.0 and b.shape == (4, 5)
 
 
 def test_a_run_killed_after_its_last_checkpoint_resumes_with_one_row_per_iteration(tmp_path):
