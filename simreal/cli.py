@@ -288,6 +288,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--push-first", type=float, default=3.0, metavar="S", help="first push, after release"
     )
+    s.add_argument(
+        "--log",
+        type=Path,
+        metavar="DIR",
+        help="write the ground truth (nav_msgs/Odometry on /sim/odom, external wrench) as a "
+        "rosbag2 log (a new directory)",
+    )
     s.set_defaults(func=cmd_sim_robot)
 
     s = sub.add_parser("deploy", help="run a policy on a robot (or the virtual robot)")
@@ -328,6 +335,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--auto-start",
         action="store_true",
         help="turn the policy on once the robot holds its default pose (no start command)",
+    )
+    s.add_argument(
+        "--pull-direction",
+        choices=("backward", "forward"),
+        default="backward",
+        help="g1-pull: tow walking backward (the load in front) or forward (the load behind); "
+        "the walking command comes from cmd_vel, the remote or keys (docs/deploy.md)",
     )
     s.set_defaults(func=cmd_deploy)
 

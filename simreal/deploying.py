@@ -30,6 +30,8 @@ class SimRobotRequest:
     push_duration: float = 0.2
     push_first: float = 3.0
     rt_priority: int | None = None
+    log: Path | None = None
+    """Write the ground truth (odometry, external wrench) as a rosbag2 log here."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,7 @@ class DeployRequest:
     duration: float | None = None
     auto_start: bool = False
     rt_priority: int | None = None
+    pull_direction: str = "backward"
 
 
 def _only_g1(robot: str) -> None:
@@ -70,6 +73,7 @@ def sim_robot(request: SimRobotRequest) -> int:
         interface=request.interface,
         band_release_s=request.band_release,
         rt_priority=request.rt_priority,
+        log_dir=request.log,
         pushes=PushSchedule(
             force_n=request.push_force,
             every_s=request.push_every,
@@ -94,6 +98,7 @@ def deploy(request: DeployRequest) -> int:
         auto_start=request.auto_start,
         transport=request.transport,
         rt_priority=request.rt_priority,
+        pull_direction=request.pull_direction,
         safety=SafetyConfig(
             state_timeout_s=check_state_timeout(request.state_timeout_ms / 1e3, "--state-timeout")
         ),

@@ -6,7 +6,6 @@ The node's watchdog runs at 200 ms here, not the default 50 ms: on a busy 2-core
 machine either process can be descheduled for 100 ms and more (seen: 105 ms in the node,
 318 ms in the virtual robot), which trips a 50 ms watchdog as it should on a robot."""
 
-import dataclasses
 import os
 import re
 import signal
@@ -23,7 +22,7 @@ from simreal.deploy.dds.unitree_hg import LOWCMD_TOPIC, LOWSTATE_TOPIC, LowCmd_,
 from simreal.deploy.g1.clock import DeadlineClock
 from simreal.deploy.g1.messages import RobotState, lowcmd, motor_command, robot_state
 from simreal.deploy.g1.node import DeployConfig, G1Node, check_control_rate, load_g1_policy
-from simreal.deploy.g1.observation import g1_observation, observation_function
+from simreal.deploy.g1.observation import G1Observation, PolicyTime
 from simreal.deploy.g1.overlay import OverlayError, parse_overlay
 from simreal.deploy.g1.safety import (
     Mode,
@@ -212,10 +211,12 @@ def random_robot_state(seed: int) -> RobotState:
 def test_node_observation_is_the_tasks_own(g1_policy):
     """The node evaluates the G1 task's observation terms on the robot state: the same
     values as the task's function, in the documented order."""
-    meta = load_g1_policy(g1_policy).metadata
-    assert observation_function(meta) is g1_observation
+    policy = load_g1_policy(g1_policy)
+    meta = policy.metadata
+    observe = G1Observation(policy)
+    assert not observe.needs_command and observe.clock is None
     state, last_action = random_robot_state(0), np.random.default_rng(1).normal(size=29)
-    obs = g1_observation(state, last_action, meta)
+    obs = observe(state, last_action, PolicyTime(np.zeros(3), 0.0))
     default = np.asarray(meta.default_joint_pos)
     batch = G1State(state.quat_wxyz[None], state.gyro[None], state.q[None], state.dq[None])
     np.testing.assert_array_equal(obs, policy_observation(batch, default, last_action[None])[0])
@@ -224,13 +225,15 @@ def test_node_observation_is_the_tasks_own(g1_policy):
     np.testing.assert_allclose(obs, by_hand, rtol=1e-6, atol=1e-6)
 
 
-def test_a_policy_with_another_observation_is_refused(g1_policy):
-    meta = load_g1_policy(g1_policy).metadata
-    other = dataclasses.replace(
-        meta, observation_names=(*meta.observation_names, ("gait_phase", 2))
-    )
-    with pytest.raises(PolicyMetadataError, match="gait_phase"):
-        observation_function(other)
+def test_a_policy_with_another_observation_is_refused(tmp_path):
+    """g1-force's layout under the name g1-pull is refused naming g1-pull's terms; a task
+    the registry does not know is refused naming it."""
+    pull = export_g1_policy(tmp_path / "pull.onnx", task="g1-pull")
+    with pytest.raises(PolicyMetadataError, match=r"task 'g1-pull'.*gait_phase"):
+        G1Node(load_g1_policy(pull), DeployConfig())
+    unknown = export_g1_policy(tmp_path / "unknown.onnx", task="g1-moonwalk")
+    with pytest.raises(PolicyMetadataError, match="g1-moonwalk"):
+        G1Node(load_g1_policy(unknown), DeployConfig())
 
 
 def test_the_policy_runs_at_its_own_control_rate(tmp_path):

@@ -34,8 +34,8 @@ from simreal.tasks.g1_pull import (
     LoadConfig,
     held_force,
 )
-from simreal.tasks.g1_pull.env import LEG_REFERENCE_JOINTS
 from simreal.tasks.g1_pull.gait import (
+    LEG_REFERENCE_JOINTS,
     clock_observation,
     gait_phase,
     leg_reference,

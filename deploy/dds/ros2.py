@@ -94,6 +94,15 @@ class Vector3(IdlStruct, typename=type_name("geometry_msgs", "Vector3")):
 
 @dataclass
 @annotate.final
+class Twist(IdlStruct, typename=type_name("geometry_msgs", "Twist")):
+    """geometry_msgs/Twist: linear (m/s) and angular (rad/s) velocity, as on `cmd_vel`."""
+
+    linear: Vector3 = field(default_factory=Vector3)
+    angular: Vector3 = field(default_factory=Vector3)
+
+
+@dataclass
+@annotate.final
 class Imu(IdlStruct, typename=type_name("sensor_msgs", "Imu")):
     """sensor_msgs/Imu; covariances are row-major 3x3, element 0 = -1 means "not provided"."""
 

@@ -9,6 +9,8 @@ machine, observation and safety layer are the same for every transport:
 - `announce(lifecycle)`: the node's lifecycle-style state changed (`ros2_state.LIFECYCLE`);
 - `commands()`: operator words that arrived on `/simreal/command` (std_msgs/String);
 - `wrenches()`: (force, torque) pushes reported on `/simreal/external_wrench`;
+- `velocity_commands()`: (vx, vy, yaw_rate) of each geometry_msgs/Twist that arrived on
+  `/cmd_vel` (`twist_command`);
 - `other_writers()`: GUIDs of writers other than this link's own on the robot's command
   topic (DDS discovery), so that the node never shares the robot with a second commander;
 - `has_tick`: whether states carry the robot's own tick, which the node checks advances.
@@ -44,6 +46,8 @@ from simreal.deploy.g1.sim_robot import MotorCommand
 BEST_EFFORT = stream_qos(reliable=False)
 COMMAND_TOPIC = "/simreal/command"
 """std_msgs/String: operator commands (`safety.COMMANDS`, or lifecycle words)."""
+CMD_VEL_TOPIC = "/cmd_vel"
+"""geometry_msgs/Twist: the walking command (DDS topic rt/cmd_vel)."""
 
 Wrench = tuple[np.ndarray, np.ndarray]
 
@@ -64,6 +68,13 @@ class Link(Protocol):
 
     def wrenches(self) -> list[Wrench]: ...
 
+    def velocity_commands(self) -> list[np.ndarray]: ...
+
+
+def twist_command(linear, angular) -> np.ndarray:
+    """(vx, vy, yaw_rate) of a Twist: a planar base ignores linear z and roll/pitch rates."""
+    return np.array([linear.x, linear.y, angular.z], dtype=float)
+
 
 class _DdsOperator:
     """Operator commands and reported pushes over CycloneDDS (ROS 2 naming)."""
@@ -77,6 +88,16 @@ class _DdsOperator:
             msgs.WrenchStamped,
             stream_qos(reliable=False, depth=8),
         )
+        self._cmd_vel = dds.reader(
+            topic_name(CMD_VEL_TOPIC), msgs.Twist, stream_qos(reliable=False, depth=8)
+        )
+
+    def velocity_commands(self) -> list[np.ndarray]:
+        return [
+            twist_command(s.linear, s.angular)
+            for s in self._cmd_vel.take(8)
+            if isinstance(s, msgs.Twist)
+        ]
 
     def commands(self) -> list[str]:
         return [s.data for s in self._commands.take(8) if isinstance(s, msgs.String)]

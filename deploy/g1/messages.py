@@ -43,6 +43,9 @@ class RobotState:
     accel: np.ndarray
     tick: int
     mode_machine: int
+    wireless_remote: bytes = b""
+    """The Unitree remote's 40 raw bytes (`remote.parse_remote`); empty where the link
+    carries no remote (ROS 2 topics)."""
 
     def is_finite(self) -> bool:
         return all(
@@ -51,10 +54,18 @@ class RobotState:
         )
 
 
-def encode_lowstate(sensors: Sensors, tick_ms: int, mode_machine: int = MODE_MACHINE) -> bytes:
-    """The robot's LowState_ bytes for these sensor readings, with its crc."""
+def encode_lowstate(
+    sensors: Sensors,
+    tick_ms: int,
+    mode_machine: int = MODE_MACHINE,
+    wireless_remote: bytes | None = None,
+) -> bytes:
+    """The robot's LowState_ bytes for these sensor readings (and the remote's 40 bytes;
+    None: a remote at rest, all zero), with its crc."""
     rec = np.zeros((), LOWSTATE_DTYPE)
     rec["mode_machine"] = mode_machine
+    if wireless_remote is not None:
+        rec["wireless_remote"] = np.frombuffer(wireless_remote, dtype=np.uint8)
     rec["tick"] = tick_ms % 2**32
     imu = rec["imu_state"]
     imu["quaternion"], imu["gyroscope"] = sensors.quat_wxyz, sensors.gyro
@@ -88,6 +99,7 @@ def _robot_state(rec: np.ndarray) -> RobotState:
         accel=imu["accelerometer"].astype(float),
         tick=int(rec["tick"]),
         mode_machine=int(rec["mode_machine"]),
+        wireless_remote=rec["wireless_remote"].tobytes(),
     )
 
 

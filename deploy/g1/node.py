@@ -11,6 +11,12 @@ rate-limited, clamped to the joint limits). Nothing is sent before the first val
 state. Logging is handed to a writer thread (`BackgroundLog`) after the command is
 sent, so the tick does only what the command needs.
 
+A policy that takes a walking command (g1-pull) gets it from `commands.VelocityCommands`:
+geometry_msgs/Twist on `/cmd_vel`, the Unitree wireless remote in each LowState
+(`remote`), and velocity keys in the terminal (`velocity_keys`); its gait clock runs
+from the policy's metadata (`gait_clock`) and its observation is its task's own terms
+(`observation`).
+
 The link (`links`) is the robot's own DDS interface for the G1 (`transport="dds"`:
 rt/lowstate, rt/lowcmd) or ROS 2 topics (`transport="ros2"`: joint states and IMU in,
 joint commands out) over CycloneDDS; everything else is the same for both, and the
@@ -35,11 +41,13 @@ from pathlib import Path
 
 import numpy as np
 
+from simreal.deploy.commands import VelocityCommands
 from simreal.deploy.dds import DdsParticipant
 from simreal.deploy.g1.clock import DeadlineClock, realtime_process
 from simreal.deploy.g1.links import Link, Ros2DdsLink, UnitreeLink
 from simreal.deploy.g1.messages import RobotState
-from simreal.deploy.g1.observation import ObservationFn, observation_function
+from simreal.deploy.g1.observation import PULL_DIRECTIONS, G1Observation, PolicyTime
+from simreal.deploy.g1.remote import REMOTE_BYTES, parse_remote, remote_command
 from simreal.deploy.g1.ros2_state import LIFECYCLE
 from simreal.deploy.g1.safety import (
     COMMANDS,
@@ -58,6 +66,8 @@ from simreal.deploy.g1.sim_robot import MotorCommand
 from simreal.deploy.logs import LogMeta, RolloutLog
 from simreal.deploy.logs.background import BackgroundLog
 from simreal.deploy.runtime import OnnxPolicy, PolicyMetadataError
+from simreal.deploy.velocity_keys import HELP as VELOCITY_HELP
+from simreal.deploy.velocity_keys import is_velocity_key, key_command
 from simreal.robots.g1 import ACTUATORS, JOINT_NAMES, JOINTS
 
 COMMAND_FIELDS = ("q", "dq", "kp", "kd", "tau")
@@ -89,10 +99,17 @@ class DeployConfig:
     rt_priority: int | None = None
     """SCHED_FIFO priority of the loop's thread (`clock.realtime_process`); None: normal."""
     safety: SafetyConfig = field(default_factory=SafetyConfig)
+    pull_direction: str = "backward"
+    """g1-pull: which way the robot tows (`observation.PULL_DIRECTIONS`): backward, the
+    load in front of it (the task's headline case), or forward, the load behind."""
 
     def __post_init__(self):
         if self.transport not in TRANSPORTS:
             raise ValueError(f"transport {self.transport!r}: expected one of {TRANSPORTS}")
+        if self.pull_direction not in PULL_DIRECTIONS:
+            raise ValueError(
+                f"pull direction {self.pull_direction!r}: expected one of {tuple(PULL_DIRECTIONS)}"
+            )
         check_rate(self.rate_hz, "--rate")
         check_domain(self.domain_id, "--domain")
 
@@ -168,10 +185,11 @@ def keys_available() -> bool:
 
 
 @contextlib.contextmanager
-def terminal_keys(out: queue.Queue):
+def terminal_keys(out: queue.Queue, velocity: queue.Queue | None = None):
     """While active, every key pressed in the terminal on stdin (no Enter needed) that
-    names a command is put on `out`; the terminal's settings are restored on exit,
-    whatever the exit. Ctrl-C still interrupts (cbreak mode keeps signals)."""
+    names a command is put on `out`, and every velocity key (`velocity_keys`) on
+    `velocity` when given; the terminal's settings are restored on exit, whatever the
+    exit. Ctrl-C still interrupts (cbreak mode keeps signals)."""
     fd = sys.stdin.fileno()
     saved = termios.tcgetattr(fd)
     tty.setcbreak(fd)
@@ -187,9 +205,13 @@ def terminal_keys(out: queue.Queue):
             word = operator_word(key)
             if word:
                 out.put(word)
+            elif velocity is not None and is_velocity_key(key):
+                velocity.put(key)
 
     threading.Thread(target=read_keys, name="keys", daemon=True).start()
     print("keys: space or e = e-stop (damping), s = start policy, p = stop policy", flush=True)
+    if velocity is not None:
+        print(f"keys: {VELOCITY_HELP}", flush=True)
     try:
         yield
     finally:
@@ -211,13 +233,20 @@ class G1Node:
         self,
         policy: OnnxPolicy,
         cfg: DeployConfig,
-        observe: ObservationFn | None = None,
         open_link: LinkOpener = open_dds_link,
     ):
         self.open_link = open_link
         self.policy, self.cfg, self.meta = policy, cfg, policy.metadata
         check_control_rate(self.meta.control_dt, cfg.rate_hz)
-        self.observe = observe or observation_function(self.meta)
+        self.observe = G1Observation(policy, PULL_DIRECTIONS[cfg.pull_direction])
+        self.velocity = (
+            VelocityCommands(self.observe.ranges) if self.observe.needs_command else None
+        )
+        """The walking command, for a policy that takes one (None: it takes none)."""
+        self.velocity_keys: queue.Queue[str] = queue.Queue()
+        self.remote_deflected = False
+        self.active_steps = 0
+        """Policy steps since the policy started: its clock (steps x control_dt)."""
         self.machine = StateMachine(cfg.safety)
         self.default = np.array(self.meta.default_joint_pos)
         self.kp, self.kd = np.array(self.meta.kp), np.array(self.meta.kd)
@@ -293,6 +322,7 @@ class G1Node:
             self.move_from = self.state.q.copy()
         elif mode is Mode.ACTIVE:
             self.next_policy_s = 0.0
+            self.active_steps = 0
             self.last_action[:] = 0.0
             self.target = self.default.copy()
 
@@ -306,9 +336,37 @@ class G1Node:
         self.next_policy_s = max(self.next_policy_s, tick) + self.meta.control_dt
         return True
 
+    def _take_velocity(self, link: Link, now: float, fresh: bool) -> None:
+        """Offer this tick's walking commands: cmd_vel, the remote (while a stick is out
+        of its dead zone, then once zero on release), velocity keys."""
+        twists = link.velocity_commands()
+        velocity = self.velocity
+        if velocity is None:
+            return
+        for command in twists:
+            velocity.offer("cmd_vel", command, now)
+        remote = self.state.wireless_remote if fresh else b""
+        if len(remote) == REMOTE_BYTES:
+            sticks = parse_remote(remote)
+            deflected = sticks.deflected()
+            if deflected or self.remote_deflected:
+                velocity.offer("remote", remote_command(sticks, velocity.ranges), now)
+            self.remote_deflected = deflected
+        while not self.velocity_keys.empty():
+            key = self.velocity_keys.get_nowait()
+            setpoint = key_command(key, velocity.held("keys"), velocity.ranges)
+            if setpoint is not None:
+                velocity.offer("keys", setpoint, now)
+
+    def _policy_inputs(self, now: float) -> PolicyTime:
+        command = self.velocity.current(now) if self.velocity else np.zeros(3)
+        return PolicyTime(command, self.active_steps * self.meta.control_dt)
+
     def _policy_step(self, now: float, t: float) -> None:
         self.policy_times.append(now)
-        obs = self.observe(self.state, self.last_action, self.meta)
+        inputs = self._policy_inputs(now)
+        self.active_steps += 1
+        obs = self.observe(self.state, self.last_action, inputs)
         started = time.perf_counter()
         action = np.asarray(self.policy(obs), dtype=float)
         self.inference_s.append(time.perf_counter() - started)
@@ -320,7 +378,7 @@ class G1Node:
         action = np.clip(action, -self.meta.action_clip, self.meta.action_clip)
         self.target = action_to_target(
             action,
-            default=self.default,
+            default=self.default + self.observe.reference_offset(inputs),
             scale=self.scale,
             lower=self.lower,
             upper=self.upper,
@@ -354,7 +412,8 @@ class G1Node:
         try:
             with contextlib.ExitStack() as stack:
                 if cfg.interactive:
-                    stack.enter_context(terminal_keys(self.commands))
+                    velocity = self.velocity_keys if self.velocity else None
+                    stack.enter_context(terminal_keys(self.commands, velocity))
                 self._loop(stack.enter_context(self.open_link(self)), clock, stopping)
         finally:
             signal.signal(signal.SIGTERM, previous)
@@ -379,6 +438,7 @@ class G1Node:
                     break
                 before = self.machine.mode
                 fresh = self._take_states(link, now)
+                self._take_velocity(link, now, fresh)
                 self._check_writers(link, now, n_tick)
                 n_tick += 1
                 mode = self.machine.update(
@@ -411,6 +471,8 @@ class G1Node:
         """Print (and act on) every transition made since `before` this tick."""
         if self.machine.mode is before:
             return
+        if before is Mode.ACTIVE and self.velocity:  # stopped: nothing walks on at restart
+            self.velocity.stop(time.monotonic())
         self._on_enter(self.machine.mode)
         tr = self.machine.transitions[-1]
         print(
@@ -455,6 +517,7 @@ class G1Node:
             ],
             "bad_states": self.bad_states,
             "policy_steps": self.policy_steps,
+            **(self.velocity.counters() if self.velocity else {}),
             **clock.jitter_stats(),
             **policy_jitter(self.policy_times, self.meta.control_dt),
         }

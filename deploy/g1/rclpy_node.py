@@ -9,7 +9,8 @@ and publishers, an executor spinning in a thread.
 Parameters: `policy_path`, `robot` (g1), `rate_hz` (command rate), `control_rate_hz`
 (must match the policy's), `state_timeout_ms`. Topics (relative, so a namespace or
 remapping applies): subscribes `joint_states` (sensor_msgs/JointState), `imu`
-(sensor_msgs/Imu) and `simreal/command` (std_msgs/String); publishes `joint_commands`
+(sensor_msgs/Imu), `simreal/command` (std_msgs/String) and `cmd_vel`
+(geometry_msgs/Twist: the walking command, `links.twist_command`); publishes `joint_commands`
 (std_msgs/Float64MultiArray, `ros2_state`) and `simreal_policy/state` (std_msgs/String:
 inactive, active, damping; latched).
 """
@@ -22,7 +23,7 @@ import importlib.util
 import threading
 from pathlib import Path
 
-from simreal.deploy.g1 import ros2_state
+from simreal.deploy.g1 import links, ros2_state
 from simreal.deploy.g1.messages import RobotState
 from simreal.deploy.g1.node import DeployConfig, G1Node, load_g1_policy
 from simreal.deploy.g1.sim_robot import MotorCommand
@@ -45,7 +46,7 @@ class RclpyLink:
         return []
 
     def __init__(self, node, joint_names: tuple[str, ...]):
-        from geometry_msgs.msg import WrenchStamped
+        from geometry_msgs.msg import Twist, WrenchStamped
         from rclpy.qos import (
             DurabilityPolicy,
             QoSProfile,
@@ -61,6 +62,7 @@ class RclpyLink:
         self._imu = None
         self._commands: list[str] = []
         self._wrenches: list = []
+        self._twists: list = []
         sensor = qos_profile_sensor_data
         node.create_subscription(JointState, ros2_state.JOINT_STATES[1:], self._on_joints, sensor)
         node.create_subscription(Imu, ros2_state.IMU[1:], self._on_imu, sensor)
@@ -68,6 +70,7 @@ class RclpyLink:
         node.create_subscription(
             WrenchStamped, ros2_state.EXTERNAL_WRENCH[1:], self._on_wrench, sensor
         )
+        node.create_subscription(Twist, links.CMD_VEL_TOPIC[1:], self._on_twist, 10)
         self._cmd_pub = node.create_publisher(
             Float64MultiArray, ros2_state.JOINT_COMMANDS[1:], sensor
         )
@@ -101,6 +104,10 @@ class RclpyLink:
         with self._lock:
             self._wrenches.append(((f.x, f.y, f.z), (m.x, m.y, m.z)))
 
+    def _on_twist(self, msg) -> None:
+        with self._lock:
+            self._twists.append(links.twist_command(msg.linear, msg.angular))
+
     def receive(self, now: float) -> tuple[RobotState | None, int]:
         with self._lock:
             joints, self._joints = self._joints, []
@@ -121,6 +128,11 @@ class RclpyLink:
     def wrenches(self) -> list:
         with self._lock:
             out, self._wrenches = self._wrenches, []
+        return out
+
+    def velocity_commands(self) -> list:
+        with self._lock:
+            out, self._twists = self._twists, []
         return out
 
 

@@ -230,6 +230,30 @@ class SimG1:
         torque = world_from_body @ (-BAND_KP_ROT * rot_err - BAND_KD_ROT * ang_vel)
         d.xfrc_applied[self.pelvis_id] = np.concatenate([force, torque])
 
+    def base_pose(self) -> tuple[np.ndarray, np.ndarray]:
+        """The pelvis's true world position (3,) and orientation (w, x, y, z)."""
+        b = self.pelvis_id
+        return self.data.xpos[b].copy(), self.data.xquat[b].copy()
+
+    def base_twist(self) -> tuple[np.ndarray, np.ndarray]:
+        """The pelvis's true linear (at its frame's origin) and angular velocity, world frame."""
+        vel = np.zeros(6)  # angular, then linear
+        mujoco.mj_objectVelocity(
+            self.model, self.data, mujoco.mjtObj.mjOBJ_BODY, self.pelvis_id, vel, 0
+        )
+        return vel[3:].copy(), vel[:3].copy()
+
+    def external_wrench(self) -> np.ndarray:
+        """(6,) force and torque applied from outside (the band and the pushes), as one
+        wrench on the pelvis at its centre of mass, world frame."""
+        d, pelvis = self.data, self.pelvis_id
+        force, torque = np.zeros(3), np.zeros(3)
+        for body in (pelvis, self.torso_id):
+            f, m = d.xfrc_applied[body, 0:3], d.xfrc_applied[body, 3:6]
+            arm = d.xipos[body] - d.xipos[pelvis]
+            force, torque = force + f, torque + m + np.cross(arm, f)
+        return np.concatenate([force, torque])
+
     @property
     def joint_pos(self) -> np.ndarray:
         """True joint angles (29,), without encoder offsets."""

@@ -26,6 +26,14 @@ rt/imu out; rt/joint_commands in: `ros2_state`), as a ROS 2 robot driver would.
 publishes each change of the push as geometry_msgs/WrenchStamped on
 `rt/simreal/external_wrench` (on the pelvis at its centre of mass, world frame), which
 the deploy node logs on /wrench.
+
+The robot's Unitree remote is what `/simreal/remote` (std_msgs/Float32MultiArray: lx, ly,
+rx, ry, Unitree's stick convention) last set, carried in every LowState's
+`wireless_remote` (`remote.remote_bytes`); at rest until something publishes there.
+`log_dir` records the ground truth as a rosbag2 log (`RolloutLog`), at `TRUTH_PERIOD_S`
+of simulated time from release on: the pelvis's pose and world-frame twist
+(nav_msgs/Odometry on `/sim/odom`) and the external wrench the band and the pushes
+apply (`/wrench`, on the pelvis at its centre of mass, world frame).
 """
 
 from __future__ import annotations
@@ -36,6 +44,7 @@ import sys
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -52,9 +61,17 @@ from simreal.deploy.dds import ros2 as msgs
 from simreal.deploy.dds.unitree_hg import LOWCMD_TOPIC, LOWSTATE_TOPIC, LowCmd_, LowState_
 from simreal.deploy.g1 import ros2_state
 from simreal.deploy.g1.clock import DeadlineClock, realtime_process
-from simreal.deploy.g1.messages import MODE_MACHINE, decode_lowcmd_mode, encode_lowstate
+from simreal.deploy.g1.messages import (
+    COMMAND_FIELDS,
+    MODE_MACHINE,
+    decode_lowcmd_mode,
+    encode_lowstate,
+)
+from simreal.deploy.g1.remote import remote_bytes
 from simreal.deploy.g1.safety import check_domain, check_rate
 from simreal.deploy.g1.sim_robot import DEFAULT_Q, MotorCommand, PushSchedule, Sensors, SimG1
+from simreal.deploy.logs import LogMeta, RolloutLog
+from simreal.deploy.logs.background import BackgroundLog
 from simreal.robots.g1 import JOINT_NAMES
 from simreal.robots.g1.overlay import Overlay
 
@@ -63,6 +80,10 @@ FALLEN_PELVIS_M = 0.5
 """Below this pelvis height a standing G1 has fallen (it stands at about 0.79 m)."""
 REPORT_EVERY_S = 5.0
 INTERFACES = ("unitree", "ros2")
+REMOTE_TOPIC = "/simreal/remote"
+"""std_msgs/Float32MultiArray (lx, ly, rx, ry): the virtual remote's sticks."""
+TRUTH_PERIOD_S = 0.01
+"""Simulated seconds between ground-truth samples in the log (100 Hz)."""
 
 
 @dataclass
@@ -81,6 +102,8 @@ class VirtualRobotConfig:
     band_release_s: float | None = None
     """Simulated time (after release) at which the band lets go, as an operator lowers a
     gantry once the policy balances the robot; None keeps it."""
+    log_dir: Path | None = None
+    """Write the ground truth here (a new rosbag2 directory)."""
 
     def __post_init__(self):
         if self.interface not in INTERFACES:
@@ -172,6 +195,10 @@ class UnitreeSide:
         self.mode_machine = mode_machine
         self.commander = Commander()
         self.wrong_mode_machine = 0
+        self.remote_sticks = dds.reader(
+            topic_name(REMOTE_TOPIC), msgs.Float32MultiArray, stream_qos(reliable=False, depth=4)
+        )
+        self.remote = remote_bytes()
 
     def _commander_gone(self) -> bool:
         mine = self.commander.handle
@@ -213,8 +240,15 @@ class UnitreeSide:
             "wrong_mode_machine_commands": self.wrong_mode_machine,
         }
 
+    def _take_remote(self) -> None:
+        for sample in self.remote_sticks.take(4):
+            if isinstance(sample, msgs.Float32MultiArray) and len(sample.data) == 4:
+                lx, ly, rx, ry = sample.data
+                self.remote = remote_bytes(lx=lx, ly=ly, rx=rx, ry=ry)
+
     def publish(self, sensors: Sensors, tick_ms: int, stamp_ns: int) -> None:
-        write_raw(self.state, encode_lowstate(sensors, tick_ms))
+        self._take_remote()
+        write_raw(self.state, encode_lowstate(sensors, tick_ms, wireless_remote=self.remote))
 
 
 class Ros2Side:
@@ -304,6 +338,29 @@ def _wrench_message(wrench: np.ndarray, stamp_ns: int) -> msgs.WrenchStamped:
     )
 
 
+def open_truth_log(cfg: VirtualRobotConfig) -> BackgroundLog | None:
+    if cfg.log_dir is None:
+        return None
+    meta = LogMeta(
+        robot="g1",
+        joint_names=JOINT_NAMES,
+        control_dt=TRUTH_PERIOD_S,
+        command_fields=COMMAND_FIELDS,
+        source="virtual-robot",
+        engine="mujoco",
+    )
+    return BackgroundLog(RolloutLog(cfg.log_dir, meta))
+
+
+def log_truth(log: BackgroundLog, robot: SimG1) -> None:
+    t = robot.data.time
+    position, orientation = robot.base_pose()
+    linear, angular = robot.base_twist()
+    log.odometry(t, position, orientation, linear, angular)
+    wrench = robot.external_wrench()
+    log.wrench(t, wrench[:3], wrench[3:])
+
+
 def run_virtual_robot(cfg: VirtualRobotConfig) -> dict:
     """Run until SIGINT/SIGTERM or `duration_s`; return a summary (also for tests)."""
     dt = 1.0 / cfg.rate_hz
@@ -314,6 +371,8 @@ def run_virtual_robot(cfg: VirtualRobotConfig) -> dict:
     previous = signal.signal(signal.SIGTERM, lambda signum, frame: stopping.append(signum))
     pushes, push_force = 0, np.zeros(3)
     free = FreeStanding(robot)
+    truth = open_truth_log(cfg)
+    next_truth_s = 0.0
     with DdsParticipant(cfg.domain_id) as dds:
         side = Ros2Side(dds) if cfg.interface == "ros2" else UnitreeSide(dds)
         wrench_writer = dds.writer(topic_name(ros2_state.EXTERNAL_WRENCH), msgs.WrenchStamped)
@@ -345,12 +404,17 @@ def run_virtual_robot(cfg: VirtualRobotConfig) -> dict:
                         robot.release_band()
                         print(f"band released at {robot.data.time:.2f} s", flush=True)
                     free.update()
+                    if truth and robot.data.time >= next_truth_s - dt / 2:
+                        log_truth(truth, robot)
+                        next_truth_s += TRUTH_PERIOD_S
                 ticks += 1
                 side.publish(robot.sensors(), round(ticks * dt * 1e3), time.time_ns())
         except KeyboardInterrupt:
             pass
         finally:
             signal.signal(signal.SIGTERM, previous)
+            if truth:
+                truth.close()
     return {
         "command_state": gate.state,
         "valid_commands": gate.valid,
@@ -366,6 +430,7 @@ def run_virtual_robot(cfg: VirtualRobotConfig) -> dict:
         "joint_pos": [round(float(x), 4) for x in robot.joint_pos],
         **(side.summary() if isinstance(side, UnitreeSide) else {}),
         **clock.jitter_stats(),
+        **({"truth_log": str(truth.path), "truth_log_dropped": truth.dropped} if truth else {}),
     }
 
 

@@ -39,6 +39,7 @@ _WRITES = frozenset(
         "base_pose",
         "base_twist",
         "wrench",
+        "odometry",
         "observation",
         "action",
         "command",

@@ -35,6 +35,12 @@ DEFINITIONS: dict[str, str] = {
     "geometry_msgs/PoseStamped": "std_msgs/Header header\ngeometry_msgs/Pose pose",
     "geometry_msgs/TwistStamped": "std_msgs/Header header\ngeometry_msgs/Twist twist",
     "geometry_msgs/WrenchStamped": "std_msgs/Header header\ngeometry_msgs/Wrench wrench",
+    "geometry_msgs/PoseWithCovariance": "geometry_msgs/Pose pose\nfloat64[36] covariance",
+    "geometry_msgs/TwistWithCovariance": "geometry_msgs/Twist twist\nfloat64[36] covariance",
+    "nav_msgs/Odometry": (
+        "std_msgs/Header header\nstring child_frame_id\n"
+        "geometry_msgs/PoseWithCovariance pose\ngeometry_msgs/TwistWithCovariance twist"
+    ),
     "sensor_msgs/JointState": (
         "std_msgs/Header header\n"
         "string[] name\nfloat64[] position\nfloat64[] velocity\nfloat64[] effort"
@@ -110,6 +116,24 @@ def wrench_stamped(time_ns: int, frame_id: str, force, torque) -> dict:
     return {
         "header": header(time_ns, frame_id),
         "wrench": {"force": vector3(force), "torque": vector3(torque)},
+    }
+
+
+def odometry(
+    time_ns: int, frame_id: str, child_frame_id: str, position, orientation_wxyz, linear, angular
+) -> dict:
+    """nav_msgs/Odometry with zero covariances (a simulator's truth has no uncertainty)."""
+    return {
+        "header": header(time_ns, frame_id),
+        "child_frame_id": child_frame_id,
+        "pose": {
+            "pose": {"position": vector3(position), "orientation": quaternion(orientation_wxyz)},
+            "covariance": [0.0] * 36,
+        },
+        "twist": {
+            "twist": {"linear": vector3(linear), "angular": vector3(angular)},
+            "covariance": [0.0] * 36,
+        },
     }
 
 

@@ -48,7 +48,8 @@ class Rollout:
     wxyz; imu_angular_velocity, imu_linear_acceleration (K, 3), NaN rows where unknown;
     base_position, base_orientation (wxyz), base_linear_velocity, base_angular_velocity;
     observation (K, n_obs); action (K, n_act); command (K, n_joints, n_fields);
-    wrench (K, 6) force then torque; loop_timing (K, 2) period_s, compute_s.
+    odom_position, odom_orientation (wxyz), odom_linear_velocity, odom_angular_velocity
+    (the virtual robot's ground truth, world frame); wrench (K, 6) force then torque; loop_timing (K, 2) period_s, compute_s.
     """
 
     path: Path
@@ -98,6 +99,12 @@ ROWS = {
     "/base_twist": lambda m: {
         "base_linear_velocity": _xyz(m.twist.linear),
         "base_angular_velocity": _xyz(m.twist.angular),
+    },
+    "/sim/odom": lambda m: {
+        "odom_position": _xyz(m.pose.pose.position),
+        "odom_orientation": _wxyz(m.pose.pose.orientation),
+        "odom_linear_velocity": _xyz(m.twist.twist.linear),
+        "odom_angular_velocity": _xyz(m.twist.twist.angular),
     },
     "/wrench": lambda m: {"wrench": _xyz(m.wrench.force) + _xyz(m.wrench.torque)},
     "/policy/observation": lambda m: {"observation": _multi_array(m)},

@@ -17,6 +17,7 @@ Topics (each declared on its first message):
 | `/policy/observation` | std_msgs/msg/Float32MultiArray | the policy input; dim label `term:size,...` in observation order |
 | `/policy/action` | std_msgs/msg/Float32MultiArray | the policy output before clipping and scaling; dim label the action names |
 | `/lowcmd` | std_msgs/msg/Float64MultiArray | the low-level command sent, shape (joints, fields): dim 0 label the joint names, dim 1 label the command fields (a drone: `rpm`; the G1: `q,dq,kp,kd,tau`). Float64 so that open-loop replay reproduces a simulated rollout exactly |
+| `/sim/odom` | nav_msgs/msg/Odometry | the virtual robot's ground truth (`simreal sim-robot --log`): frame `world`, child `pelvis`; pose of the pelvis and its twist, both in the world frame (linear velocity of the pelvis origin, angular velocity) |
 | `/wrench` | geometry_msgs/msg/WrenchStamped | frame `world`: external force and torque on the base at its centre of mass, where known |
 | `/task_signals` | std_msgs/msg/Float32MultiArray | the task's key quantities (`simreal.tasks.signals`, simulation only); dim label their names, each ending in its unit |
 | `/loop_timing` | std_msgs/msg/Float32MultiArray | `period_s,compute_s`: time since the previous control step (log time base) and wall time spent computing this one |
@@ -55,6 +56,7 @@ TOPICS: dict[str, tuple[str, Qos]] = {
     "/policy/observation": ("std_msgs/msg/Float32MultiArray", STREAM),
     "/policy/action": ("std_msgs/msg/Float32MultiArray", STREAM),
     "/lowcmd": ("std_msgs/msg/Float64MultiArray", STREAM),
+    "/sim/odom": ("nav_msgs/msg/Odometry", STREAM),
     "/wrench": ("geometry_msgs/msg/WrenchStamped", STREAM),
     "/loop_timing": ("std_msgs/msg/Float32MultiArray", STREAM),
     "/task_signals": ("std_msgs/msg/Float32MultiArray", STREAM),
@@ -171,6 +173,15 @@ class RolloutLog:
     def base_twist(self, t: float, linear, angular) -> None:
         """World-frame linear (m/s) and angular (rad/s) velocity of the base."""
         self._write("/base_twist", msg.twist_stamped(self.time_ns(t), "world", linear, angular), t)
+
+    def odometry(self, t: float, position, orientation, linear, angular) -> None:
+        """Ground truth of the base (pelvis): world-frame position, orientation (w, x, y,
+        z), linear and angular velocity. The twist is in the world frame, not the child
+        frame nav_msgs suggests, so that it reads directly against the commanded path."""
+        message = msg.odometry(
+            self.time_ns(t), "world", "pelvis", position, orientation, linear, angular
+        )
+        self._write("/sim/odom", message, t)
 
     def wrench(self, t: float, force, torque) -> None:
         """External wrench on the base at its centre of mass, world frame (N, N m)."""

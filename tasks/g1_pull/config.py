@@ -94,6 +94,18 @@ class CommandConfig:
     max_yaw_rate: float = 0.5
     """yaw-rate command = clip(-heading_gain * yaw, +-max_yaw_rate), rad/s."""
 
+    def velocity_ranges(self, direction: float) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        """(low, high) of the trained (vx, vy, yaw_rate) commands when pulling in
+        `direction` (+1 forward, -1 backward): vx from 0 (the standing start) to the
+        fastest speed, on the direction's side; vy 0; yaw rate up to +-max_yaw_rate."""
+        if direction not in (1.0, -1.0):
+            raise ValueError(f"pull direction {direction}: expected +1 (forward) or -1 (backward)")
+        fastest = direction * self.speed_m_s[1]
+        return (
+            (min(0.0, fastest), 0.0, -self.max_yaw_rate),
+            (max(0.0, fastest), 0.0, self.max_yaw_rate),
+        )
+
     def validate(self) -> None:
         low, high = self.speed_m_s
         if not 0.0 <= low <= high:

@@ -18,12 +18,12 @@ from typing import ClassVar
 import mujoco
 import numpy as np
 
-from simreal.robots.g1 import JOINT_NAMES
 from simreal.sim.engine import sensor_view
 from simreal.tasks.curriculum import FallRateCurriculum, PerSimulationCurriculum
 from simreal.tasks.g1.env import ROBOT_QPOS, G1Env
 from simreal.tasks.g1_pull import gait, rewards
-from simreal.tasks.g1_pull.config import G1PullConfig
+from simreal.tasks.g1_pull.config import CommandConfig, G1PullConfig
+from simreal.tasks.g1_pull.gait import WALKING_SPEED_M_S
 from simreal.tasks.g1_pull.metrics import held_force
 from simreal.tasks.g1_pull.observations import (
     COMMAND_TERMS,
@@ -43,19 +43,6 @@ from simreal.tasks.g1_pull.scene import (
 )
 from simreal.tasks.rotations import quat_to_matrix
 from simreal.tasks.terms import observe
-
-WALKING_SPEED_M_S = 0.05
-"""A commanded speed above this asks for steps (feet_air_time pays)."""
-LEG_REFERENCE_JOINTS = np.array(
-    [
-        [
-            JOINT_NAMES.index(f"{side}_{joint}_joint")
-            for joint in ("hip_pitch", "knee", "ankle_pitch")
-        ]
-        for side in ("left", "right")
-    ]
-)
-"""(2, 3) SDK indices of the joints the gait reference moves, per leg."""
 
 
 class G1PullEnv(G1Env):
@@ -272,17 +259,12 @@ class G1PullEnv(G1Env):
     def reference_offset(self) -> np.ndarray | float:
         """The stepping reference while walking (config gait_reference_rad; none at 0):
         the policy's actions are residuals on it."""
-        a = self.cfg.gait_reference_rad
-        if a == 0.0:
+        c = self.cfg
+        if c.gait_reference_rad == 0.0:
             return 0.0
-        phase, walking, s = self.phase(), self.walking(), self.cfg.stance_fraction
-        reference = gait.leg_reference(gait.swing_lift(phase, walking, s), a)
-        if self.cfg.gait_stride_gain > 0.0:
-            sweep = gait.stride_sweep(phase, walking, s)
-            reference += gait.stride_reference(sweep, self.command[:, 0], self.cfg.gait_stride_gain)
-        offset = np.zeros((self.num_envs, len(JOINT_NAMES)))
-        offset[:, LEG_REFERENCE_JOINTS] = reference
-        return offset
+        return gait.reference_offset(
+            self.phase(), self.command, c.stance_fraction, c.gait_reference_rad, c.gait_stride_gain
+        )
 
     def deployment_metadata(self) -> dict:
         """The gait clock and reference a deployment must add to the policy's targets."""
@@ -296,9 +278,21 @@ class G1PullEnv(G1Env):
             "gait_start_s": c.command.start_delay_s,
         }
 
+    @staticmethod
+    def command_ranges(task_config: dict, direction: float) -> tuple[tuple[float, ...], ...]:
+        """(low, high) of the (vx, vy, yaw_rate) commands a policy trained under
+        `task_config` (plain data, as exported in its `task_config` metadata) saw while
+        pulling in `direction`: what a deployment clips its commands to."""
+        plain = task_config.get("command", {})
+        command = CommandConfig(
+            **{k: tuple(v) if isinstance(v, list) else v for k, v in plain.items()}
+        )
+        command.validate()
+        return command.velocity_ranges(direction)
+
     def walking(self) -> np.ndarray:
         """(N,) bool: a walking speed is commanded now."""
-        return np.abs(self.command[:, 0]) > WALKING_SPEED_M_S
+        return gait.walking(self.command)
 
     def phase(self) -> np.ndarray:
         """(N,) the gait clock's left-leg phase (gait.py)."""

@@ -16,6 +16,21 @@ from __future__ import annotations
 
 import numpy as np
 
+from simreal.robots.g1 import JOINT_NAMES
+
+WALKING_SPEED_M_S = 0.05
+"""A commanded forward speed above this asks for steps: the clock runs, feet_air_time pays."""
+LEG_REFERENCE_JOINTS = np.array(
+    [
+        [
+            JOINT_NAMES.index(f"{side}_{joint}_joint")
+            for joint in ("hip_pitch", "knee", "ankle_pitch")
+        ]
+        for side in ("left", "right")
+    ]
+)
+"""(2, 3) SDK indices of the joints the gait reference moves, per leg."""
+
 
 def gait_phase(t: np.ndarray, start_s: float, period_s: float) -> np.ndarray:
     """(N,) left-leg phase in [0, 1) at episode times t (N,)."""
@@ -78,3 +93,31 @@ def stride_reference(sweep: np.ndarray, speed: np.ndarray, gain_rad_s_m: float) 
     (0.37 rad s/m for s = 0.55, T = 0.8 s, l = 0.6 m)."""
     hip = gain_rad_s_m * speed[:, None] * sweep
     return np.stack([hip, np.zeros_like(hip), -hip], axis=-1)
+
+
+def walking(command: np.ndarray) -> np.ndarray:
+    """(N,) bool: the commands (N, 3) ask for steps (forward speed above WALKING_SPEED_M_S)."""
+    return np.abs(command[:, 0]) > WALKING_SPEED_M_S
+
+
+def reference_offset(
+    phase: np.ndarray,
+    command: np.ndarray,
+    stance_fraction: float,
+    amplitude_rad: float,
+    stride_gain: float,
+) -> np.ndarray:
+    """(N, 29) joint-target offsets (SDK order) of the stepping reference at gait phases
+    (N,) under commands (N, 3): `leg_reference` of the swing lift, plus
+    `stride_reference` at the commanded forward speed when stride_gain > 0; zero with
+    amplitude 0. Training adds it under the policy's action; so does the deploy node."""
+    offset = np.zeros((phase.shape[0], len(JOINT_NAMES)))
+    if amplitude_rad == 0.0:
+        return offset
+    moving = walking(command)
+    reference = leg_reference(swing_lift(phase, moving, stance_fraction), amplitude_rad)
+    if stride_gain > 0.0:
+        sweep = stride_sweep(phase, moving, stance_fraction)
+        reference += stride_reference(sweep, command[:, 0], stride_gain)
+    offset[:, LEG_REFERENCE_JOINTS] = reference
+    return offset

@@ -10,7 +10,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simreal.tasks.g1.observations import POLICY_OBSERVATION, POLICY_TERMS, PRIVILEGED_OBSERVATION
+from simreal.tasks.g1.observations import (
+    POLICY_OBSERVATION,
+    POLICY_TERMS,
+    PRIVILEGED_OBSERVATION,
+    G1Reading,
+)
 from simreal.tasks.g1_pull import gait
 from simreal.tasks.terms import ObservationTerm, layout
 
@@ -24,6 +29,14 @@ class PullReading:
     direction: np.ndarray
     phase: np.ndarray
     walking: np.ndarray
+
+
+@dataclass
+class PullPolicyReading(G1Reading, PullReading):
+    """Everything `PULL_POLICY_TERMS` read, in one object: the robot's sensors, default
+    pose and last action (`G1Reading`) and the command and gait clock (`PullReading`).
+    The deploy node evaluates the task's terms on it; the environment reads the same
+    fields from its two readings."""
 
 
 def command_velocity(r: PullReading) -> np.ndarray:

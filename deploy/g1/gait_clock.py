@@ -1,0 +1,76 @@
+"""The gait clock of a walking policy, run inside the deploy node from the policy's
+metadata, as the task runs it in training (`tasks.g1_pull.gait`).
+
+Training's clock starts with the episode: the phase at episode time t is
+((t - gait_start_s) / gait_period_s) mod 1, the clock reads (0, 0) while no walking
+speed is commanded, and the stepping reference (`gait_reference_rad`,
+`gait_stride_gain`) is added under the policy's action. On the robot t is the policy's
+own time, counted in control steps since the policy was started, so the clock advances
+exactly one control period per policy step whatever the loop's jitter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from simreal.deploy.runtime import PolicyMetadataError
+from simreal.tasks.g1_pull import gait
+
+KEYS = (
+    "gait_period_s",
+    "gait_start_s",
+    "stance_fraction",
+    "gait_reference_rad",
+    "gait_stride_gain",
+)
+"""What the task's `deployment_metadata` writes for its clock (`G1PullEnv`)."""
+
+
+@dataclass(frozen=True)
+class GaitClock:
+    period_s: float
+    start_s: float
+    stance_fraction: float
+    reference_rad: float
+    stride_gain: float
+
+    @classmethod
+    def from_metadata(cls, raw: dict[str, str], source: str) -> GaitClock:
+        """The clock in a policy's metadata strings; refuses one that lacks a key."""
+        missing = [key for key in KEYS if key not in raw]
+        if missing:
+            raise PolicyMetadataError(
+                f"{source}: its observation has a gait clock but the metadata lacks "
+                f"{', '.join(missing)}"
+            )
+        try:
+            values = [float(raw[key]) for key in KEYS]
+        except ValueError:
+            raise PolicyMetadataError(
+                f"{source}: gait metadata {[raw[k] for k in KEYS]} are not all numbers"
+            ) from None
+        clock = cls(*values)
+        if not (clock.period_s > 0 and 0 < clock.stance_fraction < 1):
+            raise PolicyMetadataError(
+                f"{source}: gait_period_s {clock.period_s} must be > 0 and stance_fraction "
+                f"{clock.stance_fraction} within (0, 1)"
+            )
+        return clock
+
+    def phase(self, t: float) -> np.ndarray:
+        """(1,) the left leg's phase at policy time t (s)."""
+        return gait.gait_phase(np.array([t]), self.start_s, self.period_s)
+
+    def reference_offset(self, t: float, command: np.ndarray) -> np.ndarray:
+        """(29,) the stepping reference's joint-target offsets at policy time t under
+        `command` (3,)."""
+        offset = gait.reference_offset(
+            self.phase(t),
+            np.asarray(command, dtype=float)[None],
+            self.stance_fraction,
+            self.reference_rad,
+            self.stride_gain,
+        )
+        return offset[0]
