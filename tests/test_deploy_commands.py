@@ -1,0 +1,343 @@
+"""Commands into the deploy node and the virtual robot's ground truth: the command mux
+(decay, clipping, non-finite values, priorities), velocity keys, the Unitree remote's
+bytes, the Twist type on the wire, the observation of g1-pull built from its own terms
+(the same as evaluation's, bit for bit), the gait clock from the metadata, the odometry
+log; then cmd_vel and the remote over real CycloneDDS on loopback, and g1-pull's policy
+in the node against the virtual robot (slow)."""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from _procs import Proc
+
+from simreal.deploy.commands import MAX_AGE_S, CommandRanges, VelocityCommands
+from simreal.deploy.dds import DdsParticipant, topic_name
+from simreal.deploy.dds import ros2 as msgs
+from simreal.deploy.dds.unitree_hg import LowState_
+from simreal.deploy.g1 import links
+from simreal.deploy.g1.messages import RobotState, decode_lowstate, encode_lowstate
+from simreal.deploy.g1.node import DeployConfig, G1Node, load_g1_policy
+from simreal.deploy.g1.observation import G1Observation, PolicyTime
+from simreal.deploy.g1.remote import parse_remote, remote_bytes, remote_command
+from simreal.deploy.g1.safety import action_to_target
+from simreal.deploy.g1.sim_robot import SimG1
+from simreal.deploy.g1.virtual_robot import REMOTE_TOPIC
+from simreal.deploy.logs import LogMeta, RolloutLog
+from simreal.deploy.logs.reader import read_rollout
+from simreal.deploy.runtime import PolicyMetadataError
+from simreal.deploy.velocity_keys import key_command
+from simreal.evaluation import load_policy, make_eval_env
+from simreal.robots.g1 import JOINT_NAMES, JOINTS
+
+ROOT = Path(__file__).resolve().parent.parent
+PULL = ROOT / "results" / "g1-pull" / "policy.onnx"
+FORCE = ROOT / "results" / "g1-force" / "policy.onnx"
+RANGES = CommandRanges((-0.4, 0.0, -0.5), (0.0, 0.0, 0.5))
+"""g1-pull's trained commands pulling backward (its exported task_config)."""
+
+
+def domain(k: int) -> int:
+    return 1 + (os.getpid() * 7 + 100 + k) % 230
+
+
+def test_a_command_decays_to_zero_after_half_a_second():
+    mux = VelocityCommands(RANGES)
+    mux.offer("cmd_vel", [-0.2, 0.0, 0.1], now=10.0)
+    np.testing.assert_array_equal(mux.current(10.0 + MAX_AGE_S), [-0.2, 0.0, 0.1])
+    np.testing.assert_array_equal(mux.current(10.0 + MAX_AGE_S + 1e-3), [0.0, 0.0, 0.0])
+    assert mux.source(10.6) is None
+
+
+def test_commands_outside_the_trained_ranges_are_clipped_and_counted():
+    mux = VelocityCommands(RANGES)
+    assert mux.offer("cmd_vel", [0.5, 0.3, -2.0], now=0.0).tolist() == [0.0, 0.0, -0.5]
+    mux.offer("cmd_vel", [-0.1, 0.0, 0.2], now=0.1)  # inside: not counted
+    assert mux.counters() == {
+        "commands_received": 2,
+        "commands_clipped": 1,
+        "commands_non_finite": 0,
+    }
+
+
+def test_a_non_finite_command_is_dropped_and_counted():
+    mux = VelocityCommands(RANGES)
+    mux.offer("cmd_vel", [-0.3, 0.0, 0.0], now=0.0)
+    assert mux.offer("cmd_vel", [np.nan, 0.0, 0.0], now=0.1) is None
+    assert mux.offer("cmd_vel", [0.0, 0.0, np.inf], now=0.2) is None
+    assert mux.non_finite == 2 and mux.clipped == 0
+    np.testing.assert_array_equal(mux.current(0.3), [-0.3, 0.0, 0.0])  # the last good one
+
+
+def test_keys_then_remote_then_cmd_vel_and_keys_hold_until_zeroed():
+    mux = VelocityCommands(RANGES)
+    mux.offer("cmd_vel", [-0.1, 0.0, 0.0], now=0.0)
+    mux.offer("remote", [-0.2, 0.0, 0.0], now=0.0)
+    assert mux.source(0.1) == "remote"
+    mux.offer("keys", [-0.3, 0.0, 0.0], now=0.0)
+    assert mux.source(0.1) == "keys" and mux.current(100.0)[0] == -0.3  # held
+    mux.offer("keys", [0.0, 0.0, 0.0], now=0.2)  # k: back to the others
+    assert mux.source(0.3) == "remote"
+    mux.offer("cmd_vel", [-0.1, 0.0, 0.0], now=0.45)
+    assert mux.source(0.6) == "cmd_vel"  # the remote aged out, cmd_vel did not
+    mux.stop(1.0)
+    np.testing.assert_array_equal(mux.current(1.0), [0.0, 0.0, 0.0])
+
+
+def test_velocity_keys_step_the_setpoint_inside_the_ranges():
+    ranges = CommandRanges((-0.4, -0.2, -0.5), (0.4, 0.2, 0.5))
+    s = np.zeros(3)
+    s = key_command("i", s, ranges)
+    s = key_command("i", s, ranges)
+    s = key_command("j", s, ranges)
+    s = key_command("o", s, ranges)
+    np.testing.assert_allclose(s, [0.2, -0.1, 0.1])
+    for _ in range(10):
+        s = key_command(",", s, ranges)
+    assert s[0] == -0.4  # stops at the trained range
+    assert key_command("l", s, ranges)[2] == 0.0
+    np.testing.assert_array_equal(key_command("k", s, ranges), [0.0, 0.0, 0.0])
+    assert key_command("x", s, ranges) is None
+    assert key_command("s", s, ranges) is None  # the node's start key, not a velocity key
+
+
+def unitree_remote(btn: int, lx: float, rx: float, ry: float, l2: float, ly: float) -> bytes:
+    """xRockerBtnDataStruct written field by field at its documented offsets."""
+    data = bytearray(40)
+    data[0:2] = b"\x55\x51"  # head
+    struct.pack_into("<H", data, 2, btn)
+    for offset, value in zip((4, 8, 12, 16, 20), (lx, rx, ry, l2, ly), strict=True):
+        struct.pack_into("<f", data, offset, value)
+    return bytes(data)
+
+
+def test_wireless_remote_bytes_parse_to_sticks_buttons_and_a_command():
+    data = unitree_remote(0b1_0000_0001, lx=0.5, rx=-1.0, ry=0.25, l2=0.0, ly=-0.5)
+    remote = parse_remote(data)
+    assert (remote.lx, remote.rx, remote.ry, remote.ly) == (0.5, -1.0, 0.25, -0.5)
+    assert remote.buttons == {"R1", "A"}
+    ranges = CommandRanges((-0.4, -0.2, -0.5), (0.6, 0.2, 0.5))
+    # ly back half way: half the most negative vx; lx right: vy to the right (negative);
+    # rx full left: turn counter-clockwise at the largest yaw rate.
+    np.testing.assert_allclose(remote_command(remote, ranges), [-0.2, -0.1, 0.5])
+    assert remote_bytes(lx=0.5, rx=-1.0, ry=0.25, ly=-0.5, buttons=("R1", "A"))[2:] == data[2:]
+    assert not parse_remote(remote_bytes(lx=0.01, ly=-0.02)).deflected()  # dead zone
+    with pytest.raises(ValueError, match="39 bytes"):
+        parse_remote(bytes(39))
+
+
+def test_lowstate_carries_the_remote_bytes_through_its_codec():
+    sensors = SimG1(dt=0.002).sensors()
+    data = remote_bytes(ly=0.75, buttons=("B",))
+    raw = encode_lowstate(sensors, 40, wireless_remote=data)
+    assert decode_lowstate(raw).wireless_remote == data
+    assert bytes(LowState_.deserialize(raw).wireless_remote) == data  # the IDL type agrees
+    assert decode_lowstate(encode_lowstate(sensors, 42)).wireless_remote == bytes(40)
+
+
+def test_twist_has_ros2_type_naming():
+    assert msgs.Twist.__idl_typename__ == "geometry_msgs::msg::dds_::Twist_"
+    assert topic_name(links.CMD_VEL_TOPIC) == "rt/cmd_vel"
+    twist = msgs.Twist(msgs.Vector3(0.3, -0.1, 9.0), msgs.Vector3(1.0, 2.0, -0.4))
+    again = msgs.Twist.deserialize(twist.serialize())
+    np.testing.assert_array_equal(
+        links.twist_command(again.linear, again.angular), [0.3, -0.1, -0.4]
+    )
+
+
+def test_g1_pull_policy_gets_its_clock_and_ranges_from_its_metadata():
+    observe = G1Observation(load_g1_policy(PULL), pull_direction=-1.0)
+    assert observe.needs_command and observe.clock is not None
+    assert observe.clock.period_s == 0.8 and observe.clock.reference_rad == 0.3
+    assert observe.ranges == RANGES
+    assert G1Observation(load_g1_policy(PULL), pull_direction=1.0).ranges.high[0] == 0.4
+    force = G1Observation(load_g1_policy(FORCE))
+    assert not force.needs_command and force.clock is None and force.ranges is None
+
+
+def test_a_pull_policy_without_its_clock_metadata_is_refused(tmp_path):
+    import onnx
+
+    model = onnx.load(PULL)
+    kept = [p for p in model.metadata_props if p.key != "gait_period_s"]
+    del model.metadata_props[:]
+    model.metadata_props.extend(kept)
+    path = tmp_path / "no_clock.onnx"
+    onnx.save(model, path)
+    with pytest.raises(PolicyMetadataError, match="gait_period_s"):
+        G1Node(load_g1_policy(path), DeployConfig())
+
+
+def test_evaluation_and_the_node_build_the_same_observation_and_action():
+    """The committed g1-pull policy through `simreal eval`'s environment (evaluation
+    mode: no noise), pulling backward: at every step the node's observation of the same
+    robot state, command and clock time equals the environment's bit for bit, so the
+    actions are the same, and the node's joint targets (with the gait reference) equal
+    the environment's command."""
+    policy, config = load_policy(PULL)
+    env = make_eval_env(config, 1, "mjbatch", seed=0, task=None)
+    node_policy = load_g1_policy(PULL)
+    observe = G1Observation(node_policy, pull_direction=-1.0)
+    mux = VelocityCommands(observe.ranges)
+    meta = node_policy.metadata
+    assert env.direction[0] == -1.0
+    lower = np.array([JOINTS[n].lower for n in JOINT_NAMES])
+    upper = np.array([JOINTS[n].upper for n in JOINT_NAMES])
+    obs, _ = env.reset()
+    last_action, walked = np.zeros(29), 0
+    for step in range(90):
+        s = env.sensors
+        state = RobotState(
+            q=s.joint_pos[0].copy(),
+            dq=s.joint_vel[0].copy(),
+            tau_est=np.zeros(29),
+            quat_wxyz=s.base_quat[0].copy(),
+            gyro=s.base_ang_vel[0].copy(),
+            accel=np.zeros(3),
+            tick=step,
+            mode_machine=5,
+        )
+        command = mux.offer("cmd_vel", env.command[0], now=float(step))
+        inputs = PolicyTime(command, env.episode_step[0] * env.control_dt)
+        node_obs = observe(state, last_action, inputs)
+        np.testing.assert_array_equal(node_obs, obs[0])
+        raw = policy(obs)
+        np.testing.assert_array_equal(node_policy(node_obs), raw[0])
+        action = np.clip(raw, -meta.action_clip, meta.action_clip)
+        target = action_to_target(
+            np.asarray(action[0], dtype=float),
+            default=np.asarray(meta.default_joint_pos) + observe.reference_offset(inputs),
+            scale=np.asarray(meta.action_scale),
+            lower=lower,
+            upper=upper,
+            previous=np.zeros(29),
+            max_step=np.inf,
+        )
+        np.testing.assert_allclose(target, env.command_from_action(action)[0], rtol=0, atol=1e-12)
+        walked += bool(node_obs[-2:].any())
+        last_action = np.asarray(action[0], dtype=float)
+        obs = env.step(action).obs
+    assert mux.clipped == 0 and mux.non_finite == 0
+    assert walked >= 30  # the clock ran: the comparison covered walking, not only standing
+
+
+def test_the_odometry_log_reads_back(tmp_path):
+    meta = LogMeta(robot="g1", joint_names=JOINT_NAMES, control_dt=0.01, command_fields=("q",))
+    with RolloutLog(tmp_path / "truth", meta) as log:
+        for k in range(3):
+            log.odometry(0.01 * k, [k, 0.0, 0.78], [1.0, 0.0, 0.0, 0.0], [0.5, 0, 0], [0, 0, k])
+            log.wrench(0.01 * k, [10.0, 0, 0], [0, 0, 1.0])
+    rollout = read_rollout(tmp_path / "truth")
+    assert rollout.topics["/sim/odom"] == ("nav_msgs/msg/Odometry", 3)
+    np.testing.assert_allclose(rollout.series["odom_position"].values[:, 0], [0, 1, 2])
+    np.testing.assert_allclose(rollout.series["odom_angular_velocity"].values[:, 2], [0, 1, 2])
+    np.testing.assert_allclose(rollout.series["odom_linear_velocity"].values[:, 0], 0.5)
+    np.testing.assert_allclose(rollout.series["wrench"].values[0], [10, 0, 0, 0, 0, 1])
+
+
+# Over CycloneDDS on loopback (conftest sets CYCLONEDDS_URI).
+
+
+def take_velocity(link, timeout_s: float) -> list[np.ndarray]:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        got = link.velocity_commands()
+        if got:
+            return got
+        time.sleep(0.01)
+    return []
+
+
+@pytest.mark.slow
+def test_cmd_vel_over_cyclonedds_is_clipped_dropped_and_decays():
+    """A ROS 2 Twist on rt/cmd_vel from another participant reaches the node's link; the
+    mux clips it, drops a NaN one, and zeroes it 0.5 s after the last one."""
+    dom = domain(1)
+    with DdsParticipant(dom) as node_side, DdsParticipant(dom) as publisher_side:
+        link = links.UnitreeLink(node_side)
+        writer = publisher_side.writer(topic_name(links.CMD_VEL_TOPIC), msgs.Twist)
+        mux = VelocityCommands(RANGES)
+        sent = [
+            msgs.Twist(msgs.Vector3(-0.3, 0.0, 0.0), msgs.Vector3(0.0, 0.0, 0.2)),
+            msgs.Twist(msgs.Vector3(-1.0, 0.2, 0.0), msgs.Vector3(0.0, 0.0, 0.0)),
+            msgs.Twist(msgs.Vector3(float("nan"), 0.0, 0.0), msgs.Vector3()),
+        ]
+        received = []
+        for twist in sent:
+            for _ in range(100):  # until discovery matched and it arrived
+                writer.write(twist)
+                got = take_velocity(link, 0.05)
+                if got:
+                    received.append(got[-1])
+                    break
+        assert len(received) == 3
+        now = 100.0
+        assert mux.offer("cmd_vel", received[0], now).tolist() == [-0.3, 0.0, 0.2]
+        assert mux.offer("cmd_vel", received[1], now + 0.1).tolist() == [-0.4, 0.0, 0.0]
+        assert mux.offer("cmd_vel", received[2], now + 0.2) is None
+        assert (mux.clipped, mux.non_finite) == (1, 1)
+        assert mux.current(now + 0.1 + MAX_AGE_S)[0] == -0.4
+        assert not mux.current(now + 0.2 + MAX_AGE_S).any()
+
+
+@pytest.mark.slow
+def test_g1_pull_walks_on_cmd_vel_and_the_remote_against_the_virtual_robot(tmp_path):
+    """The committed g1-pull policy runs unchanged in the node against the virtual robot:
+    a cmd_vel stream and then the virtual remote's stick reach its observation (the logged
+    command_velocity), an out-of-range one is clipped and counted, and the virtual robot's
+    truth log holds its odometry."""
+    dom = domain(2)
+    robot = Proc(
+        "sim-robot", "g1", "--band", "--domain", str(dom), "--duration", "90",
+        "--log", str(tmp_path / "truth"),
+    )  # fmt: skip
+    node = None
+    try:
+        robot.wait_for("virtual g1 ready", 30)
+        node = Proc(
+            "deploy", str(PULL), "--robot", "g1", "--domain", str(dom), "--duration", "90",
+            "--state-timeout", "200", "--auto-start", "--log", str(tmp_path / "node"),
+        )  # fmt: skip
+        node.wait_for("HOLD -> ACTIVE", 60)
+        with DdsParticipant(dom) as dds:
+            cmd_vel = dds.writer(topic_name(links.CMD_VEL_TOPIC), msgs.Twist)
+            sticks = dds.writer(topic_name(REMOTE_TOPIC), msgs.Float32MultiArray)
+            for _ in range(100):  # 2 s of -0.2 m/s, then one beyond the trained range
+                cmd_vel.write(msgs.Twist(msgs.Vector3(-0.2, 0.0, 0.0), msgs.Vector3()))
+                time.sleep(0.02)
+            cmd_vel.write(msgs.Twist(msgs.Vector3(-3.0, 0.0, 0.0), msgs.Vector3()))
+            time.sleep(1.0)  # cmd_vel decays
+            for _ in range(100):  # the remote: a quarter back (-0.1 m/s), half right turn
+                sticks.write(msgs.Float32MultiArray(data=[0.0, -0.25, 0.5, 0.0]))
+                time.sleep(0.02)
+            sticks.write(msgs.Float32MultiArray(data=[0.0, 0.0, 0.0, 0.0]))
+            time.sleep(0.5)
+    finally:
+        node_summary = node.stop() if node else None
+        robot.stop()
+    assert node_summary["policy_steps"] > 100
+    assert node_summary["commands_clipped"] >= 1
+    assert node_summary["commands_non_finite"] == 0
+    rollout = read_rollout(tmp_path / "node")
+    names = [name for name, _ in rollout.meta.observation_names]
+    start = sum(
+        size for name, size in rollout.meta.observation_names[: names.index("command_velocity")]
+    )
+    vx, vy, yaw_rate = rollout.series["observation"].values[:, start : start + 3].T
+    assert np.isclose(vx, -0.2, atol=1e-6).sum() > 50  # cmd_vel
+    assert np.isclose(vx, -0.4, atol=1e-6).any()  # the clipped one
+    remote = np.isclose(vx, -0.1, atol=1e-6) & np.isclose(yaw_rate, -0.25, atol=1e-6)
+    assert remote.sum() > 50
+    assert vx.min() >= -0.4 - 1e-6 and not vy.any()
+    truth = read_rollout(tmp_path / "truth")
+    assert truth.topics["/sim/odom"][0] == "nav_msgs/msg/Odometry"
+    assert len(truth.series["odom_position"].t) > 100
+    assert truth.series["odom_position"].values[:, 2].min() > 0.6  # on the band, upright
+    assert truth.series["wrench"].values[:, 2].max() > 0  # the band holds it up
+    assert json.loads(json.dumps(node_summary))  # the summary is plain JSON
