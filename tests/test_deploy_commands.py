@@ -255,12 +255,17 @@ def take_velocity(link, timeout_s: float) -> list[np.ndarray]:
 
 
 @pytest.mark.slow
-def test_cmd_vel_over_cyclonedds_is_clipped_dropped_and_decays():
-    """A ROS 2 Twist on rt/cmd_vel from another participant reaches the node's link; the
-    mux clips it, drops a NaN one, and zeroes it 0.5 s after the last one."""
-    dom = domain(1)
+@pytest.mark.parametrize("transport", ["dds", "ros2"])
+def test_cmd_vel_over_cyclonedds_is_clipped_dropped_and_decays(transport):
+    """A ROS 2 Twist on rt/cmd_vel from another participant reaches the node's link under
+    either transport; the mux clips it, drops a NaN one, and zeroes it 0.5 s after the
+    last one."""
+    dom = domain(1 if transport == "dds" else 3)
     with DdsParticipant(dom) as node_side, DdsParticipant(dom) as publisher_side:
-        link = links.UnitreeLink(node_side)
+        if transport == "dds":
+            link = links.UnitreeLink(node_side)
+        else:
+            link = links.Ros2DdsLink(node_side, JOINT_NAMES)
         writer = publisher_side.writer(topic_name(links.CMD_VEL_TOPIC), msgs.Twist)
         mux = VelocityCommands(RANGES)
         sent = [
