@@ -60,6 +60,7 @@ def write_steps(log: RolloutLog, steps: int) -> None:
         log.base_pose(t, (0.0, 0.01 * k, 0.1 + 0.02 * k), quat)
         log.base_twist(t, (0.0, 0.3, 0.6), (0.3, 0.0, 0.0))
         log.wrench(t, (0.0, 0.0, 0.001 * k), (0.0, 0.0, 0.0))
+        log.odometry(t, (0.1 * k, 0.0, 0.78), quat, (0.5, 0.0, 0.0), (0.0, 0.0, 0.2))
         log.observation(t, observation(k))
         log.action(t, np.full(4, 0.01 * k, dtype=np.float32))
         log.command(t, command(k))
@@ -139,6 +140,10 @@ def test_rosbags_deserializes_joint_state_imu_and_lowcmd(bag):
     np.testing.assert_array_equal(obs.data, observation(k))
     _, meta = decoded["/simreal/meta"][0]
     assert LogMeta.from_json(meta.data) == META
+    _, odom = decoded["/sim/odom"][k]
+    assert (odom.header.frame_id, odom.child_frame_id) == ("world", "pelvis")
+    assert (odom.pose.pose.position.x, odom.twist.twist.angular.z) == (0.1 * k, 0.2)
+    assert odom.pose.pose.orientation.w == np.cos(0.01 * k)
 
 
 def test_mcap_reader_with_ros2_decoder(bag):
