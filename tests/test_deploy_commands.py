@@ -174,6 +174,34 @@ def test_a_pull_policy_without_its_clock_metadata_is_refused(tmp_path):
         G1Node(load_g1_policy(path), DeployConfig())
 
 
+def test_a_term_the_node_cannot_feed_is_refused_naming_it(tmp_path, monkeypatch):
+    """A registered task whose observation reads something the robot does not report
+    (here the cart's force) is refused at start, naming the term and what it reads."""
+    from _g1_policy import ACTION_GROUPS, g1_metadata
+
+    from simreal.policies.config import ModelConfig
+    from simreal.policies.export import export_onnx
+    from simreal.policies.models import ActorCritic
+    from simreal.tasks import registry
+    from simreal.tasks.g1 import POLICY_TERMS
+    from simreal.tasks.g1_force import G1ForceConfig, G1ForceEnv
+    from simreal.tasks.terms import ObservationTerm, layout
+
+    class CartForceEnv(G1ForceEnv):
+        policy_terms = (*POLICY_TERMS, ObservationTerm("cart_force", 1, lambda r: r.cart_force))
+
+    spec = registry.TaskSpec("g1-cart", "test", "g1", G1ForceConfig, CartForceEnv)
+    monkeypatch.setitem(registry.TASKS, "g1-cart", spec)
+    names = [list(term) for term in layout(CartForceEnv.policy_terms)]
+    groups = {name: tuple(idx) for name, idx in ACTION_GROUPS.items()}
+    model = ActorCritic(94, 94, groups, ModelConfig(actor_hidden=(8,), critic_hidden=(8,)))
+    path = export_onnx(
+        model, tmp_path / "cart.onnx", g1_metadata(task="g1-cart", observation_names=names)
+    )
+    with pytest.raises(PolicyMetadataError, match=r"'cart_force'.*reads 'cart_force'"):
+        G1Node(load_g1_policy(path), DeployConfig())
+
+
 def test_evaluation_and_the_node_build_the_same_observation_and_action():
     """The committed g1-pull policy through `simreal eval`'s environment (evaluation
     mode: no noise), pulling backward: at every step the node's observation of the same
