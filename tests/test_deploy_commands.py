@@ -24,7 +24,7 @@ from simreal.deploy.dds.unitree_hg import LowState_
 from simreal.deploy.g1 import links
 from simreal.deploy.g1.messages import RobotState, decode_lowstate, encode_lowstate
 from simreal.deploy.g1.node import DeployConfig, G1Node, load_g1_policy
-from simreal.deploy.g1.observation import G1Observation, PolicyTime
+from simreal.deploy.g1.observation import G1Observation, PolicyInputs
 from simreal.deploy.g1.remote import parse_remote, remote_bytes, remote_command
 from simreal.deploy.g1.safety import action_to_target
 from simreal.deploy.g1.sim_robot import SimG1
@@ -232,7 +232,7 @@ def test_evaluation_and_the_node_build_the_same_observation_and_action():
             mode_machine=5,
         )
         command = mux.offer("cmd_vel", env.command[0], now=float(step))
-        inputs = PolicyTime(command, env.episode_step[0] * env.control_dt)
+        inputs = PolicyInputs(command, env.episode_step[0] * env.control_dt)
         node_obs = observe(state, last_action, inputs)
         np.testing.assert_array_equal(node_obs, obs[0])
         raw = policy(obs)

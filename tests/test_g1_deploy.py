@@ -22,7 +22,7 @@ from simreal.deploy.dds.unitree_hg import LOWCMD_TOPIC, LOWSTATE_TOPIC, LowCmd_,
 from simreal.deploy.g1.clock import DeadlineClock
 from simreal.deploy.g1.messages import RobotState, lowcmd, motor_command, robot_state
 from simreal.deploy.g1.node import DeployConfig, G1Node, check_control_rate, load_g1_policy
-from simreal.deploy.g1.observation import G1Observation, PolicyTime
+from simreal.deploy.g1.observation import G1Observation, PolicyInputs
 from simreal.deploy.g1.overlay import OverlayError, parse_overlay
 from simreal.deploy.g1.safety import (
     Mode,
@@ -216,7 +216,7 @@ def test_node_observation_is_the_tasks_own(g1_policy):
     observe = G1Observation(policy)
     assert not observe.needs_command and observe.clock is None
     state, last_action = random_robot_state(0), np.random.default_rng(1).normal(size=29)
-    obs = observe(state, last_action, PolicyTime(np.zeros(3), 0.0))
+    obs = observe(state, last_action, PolicyInputs(np.zeros(3), 0.0))
     default = np.asarray(meta.default_joint_pos)
     batch = G1State(state.quat_wxyz[None], state.gyro[None], state.q[None], state.dq[None])
     np.testing.assert_array_equal(obs, policy_observation(batch, default, last_action[None])[0])

@@ -46,7 +46,7 @@ from simreal.deploy.dds import DdsParticipant
 from simreal.deploy.g1.clock import DeadlineClock, realtime_process
 from simreal.deploy.g1.links import Link, Ros2DdsLink, UnitreeLink
 from simreal.deploy.g1.messages import RobotState
-from simreal.deploy.g1.observation import PULL_DIRECTIONS, G1Observation, PolicyTime
+from simreal.deploy.g1.observation import PULL_DIRECTIONS, G1Observation, PolicyInputs
 from simreal.deploy.g1.remote import REMOTE_BYTES, parse_remote, remote_command
 from simreal.deploy.g1.ros2_state import LIFECYCLE
 from simreal.deploy.g1.safety import (
@@ -358,9 +358,9 @@ class G1Node:
             if setpoint is not None:
                 velocity.offer("keys", setpoint, now)
 
-    def _policy_inputs(self, now: float) -> PolicyTime:
+    def _policy_inputs(self, now: float) -> PolicyInputs:
         command = self.velocity.current(now) if self.velocity else np.zeros(3)
-        return PolicyTime(command, self.active_steps * self.meta.control_dt)
+        return PolicyInputs(command, self.active_steps * self.meta.control_dt)
 
     def _policy_step(self, now: float, t: float) -> None:
         self.policy_times.append(now)

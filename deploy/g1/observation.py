@@ -35,7 +35,7 @@ PULL_DIRECTIONS = {"forward": 1.0, "backward": -1.0}
 
 
 @dataclass(frozen=True)
-class PolicyTime:
+class PolicyInputs:
     """What the node adds to the robot state for one policy step: the walking command
     (vx, vy, yaw_rate) and the policy time (s since the policy started)."""
 
@@ -84,7 +84,7 @@ def task_terms(task: str, source: str) -> tuple[type, tuple[ObservationTerm, ...
 
 class G1Observation:
     """The observation function of one policy: `obs = G1Observation(policy)(state,
-    last_action, PolicyTime(command, t))`, float32 (n_obs,)."""
+    last_action, PolicyInputs(command, t))`, float32 (n_obs,)."""
 
     def __init__(self, policy: OnnxPolicy, pull_direction: float = -1.0):
         meta, source = policy.metadata, str(policy.path)
@@ -144,7 +144,7 @@ class G1Observation:
             tick=0,
             mode_machine=0,
         )
-        r = self._reading(state, np.zeros(n), PolicyTime(np.zeros(3), 0.0))
+        r = self._reading(state, np.zeros(n), PolicyInputs(np.zeros(3), 0.0))
         for term in self.terms:
             try:
                 value = term.func(r)
@@ -159,7 +159,7 @@ class G1Observation:
                     f"on the robot, not (1, {term.size})"
                 )
 
-    def _reading(self, state: RobotState, last_action, inputs: PolicyTime) -> PullPolicyReading:
+    def _reading(self, state: RobotState, last_action, inputs: PolicyInputs) -> PullPolicyReading:
         return reading(
             state,
             last_action,
@@ -170,10 +170,10 @@ class G1Observation:
             inputs.t,
         )
 
-    def __call__(self, state: RobotState, last_action, inputs: PolicyTime) -> np.ndarray:
+    def __call__(self, state: RobotState, last_action, inputs: PolicyInputs) -> np.ndarray:
         return observe(self.terms, self._reading(state, last_action, inputs))[0]
 
-    def reference_offset(self, inputs: PolicyTime) -> np.ndarray | float:
+    def reference_offset(self, inputs: PolicyInputs) -> np.ndarray | float:
         """Joint-target offsets the task adds under the action (its stepping reference)."""
         if self.clock is None:
             return 0.0
