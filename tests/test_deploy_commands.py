@@ -374,3 +374,46 @@ def test_g1_pull_walks_on_cmd_vel_and_the_remote_against_the_virtual_robot(tmp_p
     assert truth.series["odom_position"].values[:, 2].min() > 0.6  # on the band, upright
     assert truth.series["wrench"].values[:, 2].max() > 0  # the band holds it up
     assert json.loads(json.dumps(node_summary))  # the summary is plain JSON
+
+
+@pytest.mark.slow
+def test_velocity_keys_in_the_node_terminal_walk_g1_pull(tmp_path):
+    """`,` twice in the node's terminal (a real pty) holds vx at -0.2 m/s, beyond the
+    half second in which cmd_vel would decay; `k` stops the walking."""
+    import pty
+
+    dom = domain(4)
+    master, slave = pty.openpty()
+    robot = Proc("sim-robot", "g1", "--band", "--domain", str(dom), "--duration", "90")
+    node = None
+    try:
+        robot.wait_for("virtual g1 ready", 30)
+        node = Proc(
+            "deploy", str(PULL), "--robot", "g1", "--domain", str(dom), "--duration", "90",
+            "--state-timeout", "200", "--auto-start", "--log", str(tmp_path / "node"),
+            stdin=slave,
+        )  # fmt: skip
+        node.wait_for("keys: walk: i/, forward/back", 30)
+        node.wait_for("HOLD -> ACTIVE", 60)
+        os.write(master, b",,")
+        time.sleep(2.0)
+        os.write(master, b"k")
+        time.sleep(0.5)
+        summary = node.stop()
+    finally:
+        if node:
+            node.stop()
+        robot.stop()
+        os.close(master)
+        os.close(slave)
+    assert summary["commands_received"] == 3 and summary["commands_clipped"] == 0
+    rollout = read_rollout(tmp_path / "node")
+    names = [name for name, _ in rollout.meta.observation_names]
+    start = sum(
+        size for _, size in rollout.meta.observation_names[: names.index("command_velocity")]
+    )
+    vx = rollout.series["observation"].values[:, start]
+    held = np.isclose(vx, -0.2, atol=1e-6)
+    assert held.sum() > 0.5 / 0.02 + 10  # held well beyond the 0.5 s decay
+    last = np.flatnonzero(held)[-1]
+    assert not vx[last + 1 :].any() and last + 1 < len(vx)  # k: zero again
