@@ -13,16 +13,24 @@ class FallRateCurriculum:
     (then the window starts afresh); between the two it keeps collecting."""
 
     def __init__(
-        self, start: float, maximum: float, step: float, raise_below: float, lower_above: float
+        self,
+        start: float,
+        maximum: float,
+        step: float,
+        raise_below: float,
+        lower_above: float,
+        minimum: float | None = None,
     ):
+        """`minimum`: the floor it may fall back to (default: `start`)."""
         self.start, self.maximum, self.step = start, maximum, step
+        self.minimum = start if minimum is None else minimum
         self.raise_below, self.lower_above = raise_below, lower_above
         self.level = start
         self._outcomes: list[float] = []
 
     def restore(self, level: float) -> None:
-        """Resume at `level` (from a checkpoint), within [start, maximum], window empty."""
-        self.level = float(np.clip(level, self.start, self.maximum))
+        """Resume at `level` (from a checkpoint), within [minimum, maximum], window empty."""
+        self.level = float(np.clip(level, self.minimum, self.maximum))
         self._outcomes.clear()
 
     def record(self, fell: np.ndarray, window: int) -> None:
@@ -35,7 +43,7 @@ class FallRateCurriculum:
         if rate < self.raise_below:
             self.level = min(self.level + self.step, self.maximum)
         elif rate > self.lower_above:
-            self.level = max(self.level - self.step, self.start)
+            self.level = max(self.level - self.step, self.minimum)
         else:
             return
         self._outcomes.clear()
@@ -48,8 +56,12 @@ class PerSimulationCurriculum:
     raise their own load while the rest stay easy: the training distribution spreads to
     the hardest level each simulation can hold instead of waiting for most of them."""
 
-    def __init__(self, start: float, maximum: float, step: float, num_sims: int):
+    def __init__(
+        self, start: float, maximum: float, step: float, num_sims: int, minimum: float | None = None
+    ):
+        """`minimum`: the floor a simulation may fall back to (default: `start`)."""
         self.start, self.maximum, self.step = start, maximum, step
+        self.minimum = start if minimum is None else minimum
         self.levels = np.full(num_sims, start, dtype=float)
 
     @property
@@ -64,9 +76,9 @@ class PerSimulationCurriculum:
         level = np.asarray(level, dtype=float)
         if level.shape != self.levels.shape:
             level = np.full_like(self.levels, level.mean())
-        self.levels[:] = np.clip(level, self.start, self.maximum)
+        self.levels[:] = np.clip(level, self.minimum, self.maximum)
 
     def record(self, sims: np.ndarray, failed: np.ndarray) -> None:
         """Episodes of simulations `sims` ended, `failed` (bool) of them unsuccessfully."""
         moved = np.where(np.asarray(failed, dtype=bool), -self.step, self.step)
-        self.levels[sims] = np.clip(self.levels[sims] + moved, self.start, self.maximum)
+        self.levels[sims] = np.clip(self.levels[sims] + moved, self.minimum, self.maximum)

@@ -73,8 +73,8 @@ def test_a_force_beyond_the_robot_ends_the_episode_as_a_fall():
     assert ended.all()
 
 
-def test_force_schedule_respects_the_curriculum_cap():
-    cfg = ForceConfig(cap_start_n=50.0, cap_max_n=300.0, cap_step_n=50.0)
+def test_force_schedule_respects_the_shared_curriculum_cap_and_falls_below_its_start():
+    cfg = ForceConfig(cap_start_n=50.0, cap_max_n=300.0, cap_step_n=50.0, curriculum="shared")
     schedule = ForceSchedule(cfg, 64, np.random.default_rng(0))
     schedule.reset(np.arange(64))
     caps = np.array([50.0, 30.0, 30.0])
@@ -83,13 +83,42 @@ def test_force_schedule_respects_the_curriculum_cap():
         forces = schedule.forces(np.full(64, t))
         peak = np.maximum(peak, np.linalg.norm(forces, axis=-1))
     assert (peak <= caps + 1e-9).all() and (peak.max(axis=0) > 0.8 * caps).all()
-    schedule.record_outcomes(np.zeros(64, dtype=bool), window=64)  # no falls: harder
+    sims = np.arange(64)
+    schedule.record_outcomes(sims, np.zeros(64, dtype=bool), window=64)  # no falls: harder
     assert schedule.cap_n == 100.0
-    schedule.record_outcomes(np.ones(64, dtype=bool), window=64)  # all fall: easier
+    schedule.record_outcomes(sims, np.ones(64, dtype=bool), window=64)  # all fall: easier
     assert schedule.cap_n == 50.0
+    schedule.record_outcomes(sims, np.ones(64, dtype=bool), window=64)
+    assert schedule.cap_n == 0.0  # below the start: the floor is cap_min_n
     for _ in range(10):
-        schedule.record_outcomes(np.zeros(64, dtype=bool), window=64)
+        schedule.record_outcomes(sims, np.zeros(64, dtype=bool), window=64)
     assert schedule.cap_n == 300.0
+
+
+def test_per_simulation_force_caps_move_with_each_simulations_own_falls():
+    cfg = ForceConfig(cap_start_n=50.0, cap_max_n=300.0, cap_step_n=25.0)
+    assert cfg.curriculum == "per_sim"
+    schedule = ForceSchedule(cfg, 4, np.random.default_rng(0))
+    schedule.record_outcomes(np.array([0, 1, 2]), np.array([False, True, True]), window=4)
+    schedule.record_outcomes(np.array([2]), np.array([True]), window=4)
+    np.testing.assert_allclose(schedule.sim_caps_n(), [75.0, 25.0, 0.0, 50.0])
+    assert schedule.cap_n == 37.5
+    np.testing.assert_allclose(schedule.body_caps_n[0], [75.0, 45.0, 45.0])
+    schedule.reset(np.arange(4))
+    for t in np.arange(0.0, 30.0, 0.05):
+        forces = np.linalg.norm(schedule.forces(np.full(4, t)), axis=-1)
+        assert (forces[:, 0] <= schedule.sim_caps_n() + 1e-9).all()
+        assert (forces[2] == 0.0).all()  # a simulation back at 0 N trains without forces
+
+
+def test_a_resumed_per_sim_force_curriculum_gets_every_simulations_cap_back():
+    env = make(3)
+    env.schedule.curriculum.levels[:] = [0.0, 75.0, 150.0]
+    state = env.curriculum_checkpoint()
+    assert state["force_cap_n"] == 75.0
+    again = make(3)
+    again.restore_curriculum(state)
+    np.testing.assert_allclose(again.schedule.sim_caps_n(), [0.0, 75.0, 150.0])
 
 
 def test_evaluation_pushes_differ_per_simulation_and_report_the_largest_survived():

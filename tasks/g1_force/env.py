@@ -8,6 +8,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from simreal.tasks.curriculum import PerSimulationCurriculum
 from simreal.tasks.g1.env import G1Env
 from simreal.tasks.g1_force.config import G1ForceConfig
 from simreal.tasks.g1_force.forces import ForceSchedule, sustained_directions
@@ -57,8 +58,8 @@ class G1ForceEnv(G1Env):
         fell = self.ended_in_fall(ids)
         out = {"fall_rate": fell.astype(float), "peak_force_n": self.peak_force_n[ids].copy()}
         if not self.cfg.evaluation:
-            out["force_cap_n"] = np.full(ids.size, self.schedule.cap_n)
-            self.schedule.record_outcomes(fell, window=self.num_sims)
+            out["force_cap_n"] = self.schedule.sim_caps_n()[ids]
+            self.schedule.record_outcomes(ids, fell, window=self.num_sims)
             return out
         push = self.schedule.magnitude_n[ids, 0].copy()
         if self.cfg.eval_push.mode == "sustained":
@@ -90,9 +91,20 @@ class G1ForceEnv(G1Env):
     def curriculum_state(self) -> dict[str, float]:
         return {} if self.cfg.evaluation else {"force_cap_n": self.schedule.curriculum.level}
 
-    def restore_curriculum(self, state: dict[str, float]) -> None:
-        if "force_cap_n" in state:
-            self.schedule.curriculum.restore(state["force_cap_n"])
+    def curriculum_checkpoint(self) -> dict:
+        state: dict = self.curriculum_state()
+        if state and isinstance(self.schedule.curriculum, PerSimulationCurriculum):
+            state["force_cap_n_per_sim"] = self.schedule.curriculum.levels.tolist()
+        return state
+
+    def restore_curriculum(self, state: dict) -> None:
+        """Every simulation's own cap when the checkpoint has them (a resumed per-sim run);
+        otherwise the checkpointed (mean) cap."""
+        curriculum = self.schedule.curriculum
+        if "force_cap_n_per_sim" in state and isinstance(curriculum, PerSimulationCurriculum):
+            curriculum.restore(np.asarray(state["force_cap_n_per_sim"], float))
+        elif "force_cap_n" in state:
+            curriculum.restore(state["force_cap_n"])
 
     def reset_loads(self, ids: np.ndarray) -> None:
         if self.cfg.evaluation:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simreal.tasks.curriculum import FallRateCurriculum
+from simreal.tasks.curriculum import FallRateCurriculum, PerSimulationCurriculum
 from simreal.tasks.g1_force.config import EvalPushConfig, ForceConfig
 
 NUM_BODIES = 3
@@ -39,23 +39,38 @@ class ForceSchedule:
         self.hold_s = np.zeros(shape)
         self.magnitude_n = np.zeros(shape)
         self.direction = np.zeros((*shape, 3))
-        self.curriculum = FallRateCurriculum(
-            cfg.cap_start_n,
-            cfg.cap_max_n,
-            cfg.cap_step_n,
-            cfg.raise_below_fall_rate,
-            cfg.lower_above_fall_rate,
+        self.curriculum = (
+            PerSimulationCurriculum(
+                cfg.cap_start_n, cfg.cap_max_n, cfg.cap_step_n, num_sims, minimum=cfg.cap_min_n
+            )
+            if cfg.curriculum == "per_sim"
+            else FallRateCurriculum(
+                cfg.cap_start_n,
+                cfg.cap_max_n,
+                cfg.cap_step_n,
+                cfg.raise_below_fall_rate,
+                cfg.lower_above_fall_rate,
+                minimum=cfg.cap_min_n,
+            )
         )
 
     @property
     def cap_n(self) -> float:
-        """Torso force cap of the curriculum (hands: hand_cap_fraction of it)."""
+        """Torso force cap of the curriculum, the mean over simulations when each has its
+        own (hands: hand_cap_fraction of it)."""
         return self.curriculum.level
+
+    def sim_caps_n(self) -> np.ndarray:
+        """(num_sims,) each simulation's torso force cap."""
+        if isinstance(self.curriculum, PerSimulationCurriculum):
+            return self.curriculum.levels.copy()
+        return np.full(self.onset_s.shape[0], self.curriculum.level)
 
     @property
     def body_caps_n(self) -> np.ndarray:
+        """(num_sims, 3) force caps of torso, left and right hand."""
         f = self.cfg.hand_cap_fraction
-        return self.cap_n * np.array([1.0, f, f])
+        return self.sim_caps_n()[:, None] * np.array([1.0, f, f])
 
     def reset(self, sims: np.ndarray) -> None:
         """New episodes in `sims` start with a pause, then their first events."""
@@ -100,9 +115,13 @@ class ForceSchedule:
         on = (t >= self.onset_s) & (t < end)
         return (self.magnitude_n * np.where(on, rising, 0.0))[..., None] * self.direction
 
-    def record_outcomes(self, fell: np.ndarray, window: int) -> None:
-        """Training episodes ended: move the cap up or down by the recent fall rate."""
-        self.curriculum.record(fell, window)
+    def record_outcomes(self, sims: np.ndarray, fell: np.ndarray, window: int) -> None:
+        """Training episodes of simulations `sims` ended: move their caps (per_sim) or the
+        shared cap (by the fall rate of the latest `window` episodes)."""
+        if isinstance(self.curriculum, PerSimulationCurriculum):
+            self.curriculum.record(sims, fell)
+        else:
+            self.curriculum.record(fell, window)
 
     def _sample(self, mask: np.ndarray, now: np.ndarray) -> None:
         c, rng = self.cfg, self.rng
