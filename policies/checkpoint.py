@@ -24,6 +24,8 @@ from typing import Any
 
 import torch
 
+from simreal.policies.normalizer import NORMALIZER_CLIP, NORMALIZER_EPS
+
 _NAME = re.compile(r"model_(\d+)\.pt$")
 RETURN_SCALER = "return_scaler."
 """State-dict prefix of the training-only return statistics (ppo.normalize_returns)."""
@@ -179,11 +181,15 @@ def warm_start_state(
     trained weights of `source` wherever the two agree.
 
     Tensors of equal shape are copied. The one allowed difference is observation terms
-    appended at the end of the inputs: obs_sizes and critic_obs_sizes are (source, new)
-    input sizes of actor and critic. Then the first layer's weight gets the source's
-    columns and zeros for the new ones (the new terms change nothing until training
-    moves them), and a normalizer keeps the source's mean and variance for the shared
-    prefix and its defaults (mean 0, variance 1) for the new terms. Anything else that
+    appended at, or dropped from, the end of the inputs: obs_sizes and critic_obs_sizes
+    are (source, new) input sizes of actor and critic. Appended terms: the first layer's
+    weight gets the source's columns and zeros for the new ones (the new terms change
+    nothing until training moves them), and a normalizer keeps the source's mean and
+    variance for the shared prefix and its defaults (mean 0, variance 1) for the new
+    terms. Dropped terms (a task that observes a prefix of the source's observation, e.g.
+    g1-force from g1-pull): their columns go, and what they fed the first layer when they
+    read 0 is folded into its bias, so the new model acts as the source did with those
+    terms at 0 (for g1-pull: standing, no command, no gait clock). Anything else that
     differs raises ValueError naming the layer.
     """
     missing = [k for k in target if k not in source and not k.startswith(RETURN_SCALER)]
@@ -202,6 +208,9 @@ def warm_start_state(
             out[key] = old.clone()
             continue
         sizes = critic_obs_sizes if key.startswith("critic") else obs_sizes
+        if _dropped_inputs(key, old, new, sizes):
+            out[key] = old[..., : new.shape[-1]].clone()
+            continue
         if _appended_inputs(key, old, new, sizes):
             value = new.clone()
             if key.endswith("normalizer.mean"):
@@ -215,9 +224,36 @@ def warm_start_state(
             continue
         raise ValueError(
             f"layer {key!r}: source shape {tuple(old.shape)}, new model {tuple(new.shape)}; "
-            "only observation terms appended at the end of the inputs may differ"
+            "only observation terms appended at (or dropped from) the end of the inputs may "
+            "differ"
         )
+    for key, new in target.items():
+        old = source[key]
+        if (
+            key.endswith(".weight")
+            and old.dim() == 2
+            and old.shape[-1] > new.shape[-1] == out[key].shape[-1]
+        ):
+            normalizer = "critic_obs_normalizer" if key.startswith("critic") else "obs_normalizer"
+            mean, var = source[f"{normalizer}.mean"], source[f"{normalizer}.var"]
+            n = new.shape[-1]
+            zero_in = ((0.0 - mean[n:]) / torch.sqrt(var[n:] + NORMALIZER_EPS)).clamp(
+                -NORMALIZER_CLIP, NORMALIZER_CLIP
+            )
+            bias = key.removesuffix("weight") + "bias"
+            out[bias] = out[bias] + old[:, n:] @ zero_in
     return out
+
+
+def _dropped_inputs(key: str, old: torch.Tensor, new: torch.Tensor, sizes: tuple[int, int]) -> bool:
+    """Whether `key` is an input-sized tensor (a first-layer weight or a normalizer
+    statistic) that shrank from the source's input size to the new one."""
+    n_old, n_new = sizes
+    if n_new >= n_old or old.shape[-1] != n_old or new.shape[-1] != n_new:
+        return False
+    if key.endswith(("normalizer.mean", "normalizer.var")):
+        return old.dim() == new.dim() == 1
+    return key.endswith(".weight") and old.dim() == new.dim() == 2 and old.shape[0] == new.shape[0]
 
 
 def _appended_inputs(

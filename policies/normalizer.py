@@ -5,11 +5,21 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+NORMALIZER_EPS = 1e-2
+NORMALIZER_CLIP = 10.0
+"""The observation normalizer's variance floor and output clip (the defaults)."""
+
 
 class EmpiricalNormalization(nn.Module):
     """Normalizes with the running mean and variance of every observation seen in training."""
 
-    def __init__(self, size: int, eps: float = 1e-2, clip: float = 10.0, raw: tuple[int, ...] = ()):
+    def __init__(
+        self,
+        size: int,
+        eps: float = NORMALIZER_EPS,
+        clip: float = NORMALIZER_CLIP,
+        raw: tuple[int, ...] = (),
+    ):
         """`raw`: columns passed through unchanged (categorical ids such as caption tokens)."""
         super().__init__()
         self.eps = eps

@@ -272,12 +272,13 @@ def _check_observation_prefix(ckpt: Path, task: str) -> None:
         if old is None or new is None:
             continue  # built per instance from the config (quad-swarm): weight shapes decide
         old, new = list(old), list(new)
-        for i, term in enumerate(old):
-            if i >= len(new) or tuple(new[i]) != tuple(term):
-                found = tuple(new[i]) if i < len(new) else "nothing"
+        for i, term in enumerate(old[: len(new)]):  # one must begin the other
+            if tuple(new[i]) != tuple(term):
+                found = tuple(new[i])
                 raise ValueError(
                     f"--init-from {ckpt}: {which.replace('_', ' ')} term {i} is {tuple(term)} in "
-                    f"{source_task} but {found} in {task}; new terms may only be appended"
+                    f"{source_task} but {found} in {task}; terms may only be appended or "
+                    "dropped at the end"
                 )
 
 

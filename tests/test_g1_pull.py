@@ -25,7 +25,7 @@ from simreal.policies.models import ActorCritic
 from simreal.tasks import get_task, make_env
 from simreal.tasks.curriculum import FallRateCurriculum, PerSimulationCurriculum
 from simreal.tasks.g1 import POLICY_OBSERVATION, PRIVILEGED_OBSERVATION, policy_observation
-from simreal.tasks.g1_force import G1ForceEnv
+from simreal.tasks.g1_force import G1ForceConfig, G1ForceEnv
 from simreal.tasks.g1_pull import (
     COMMAND_OBSERVATION,
     EvalPullConfig,
@@ -648,3 +648,36 @@ def test_evaluation_summary_lists_each_directions_carts_lightest_first_with_fall
         {"resistance_n": 90.0, "held_n": 0.0, "fell": True},
     ]
     assert [e["resistance_n"] for e in out["episodes_forward"]] == [30.0, 60.0]
+
+
+def test_a_g1_force_warm_start_from_g1_pull_acts_as_g1_pull_with_its_extra_terms_at_zero(
+    tmp_path, capsys
+):
+    """g1-force observes a prefix of g1-pull's observation: the dropped terms' columns go
+    and what they fed the first layer at 0 (no command, no gait clock) moves into its
+    bias, so the warm-started policy stands as g1-pull stands."""
+    out = tmp_path / "runs"
+    tiny = ["--envs", "2", "--steps", "1", "--out", str(out), "--set", "train.eval_episodes=2"]
+    assert main(["train", "g1-pull", *tiny]) == 0, capsys.readouterr().err
+    (source,) = (out / "g1-pull").iterdir()
+    ckpt = resolve_checkpoint(source)
+    state = load_checkpoint(ckpt)
+    # Make the dropped terms matter: non-trivial statistics and weights on their columns.
+    state["model"]["obs_normalizer.mean"][93:] = torch.linspace(0.2, 0.9, 6)
+    state["model"]["obs_normalizer.var"][93:] = torch.linspace(0.5, 2.0, 6)
+    for name in ("lower", "waist", "upper"):
+        state["model"][f"actor.nets.{name}.0.weight"][:, 93:] = 0.3
+    torch.save(state, ckpt)
+    force_env = make_env("g1-force", G1ForceConfig(), 3)
+    _, weights = warm_start_weights(source, force_env, state["model_cfg"], "g1-force")
+    force_model = ActorCritic(
+        93, force_env.num_critic_obs, force_env.action_groups, state["model_cfg"]
+    )
+    force_model.load_state_dict(weights)
+    pull_model = load_actor_critic(ckpt)
+    obs = torch.randn(5, 93)
+    with torch.inference_mode():
+        expected = pull_model.act_inference(torch.cat([obs, torch.zeros(5, 6)], dim=1))
+        torch.testing.assert_close(force_model.act_inference(obs), expected, rtol=1e-5, atol=1e-5)
+        moved = pull_model.act_inference(torch.cat([obs, torch.ones(5, 6)], dim=1))
+    assert (moved - expected).abs().max() > 1e-3  # the folded terms did matter
