@@ -82,3 +82,42 @@ class PerSimulationCurriculum:
         """Episodes of simulations `sims` ended, `failed` (bool) of them unsuccessfully."""
         moved = np.where(np.asarray(failed, dtype=bool), -self.step, self.step)
         self.levels[sims] = np.clip(self.levels[sims] + moved, self.minimum, self.maximum)
+
+
+Curriculum = FallRateCurriculum | PerSimulationCurriculum
+
+
+def make_curriculum(
+    kind: str,
+    start: float,
+    maximum: float,
+    step: float,
+    num_sims: int,
+    raise_below: float,
+    lower_above: float,
+    minimum: float | None = None,
+) -> Curriculum:
+    """`kind` "per_sim" (PerSimulationCurriculum; the rates do not apply) or "shared"
+    (FallRateCurriculum)."""
+    if kind == "per_sim":
+        return PerSimulationCurriculum(start, maximum, step, num_sims, minimum=minimum)
+    return FallRateCurriculum(start, maximum, step, raise_below, lower_above, minimum=minimum)
+
+
+def checkpoint_state(curriculum: Curriculum, name: str) -> dict:
+    """`{name: mean level}`, and for a per-simulation curriculum every simulation's level
+    under `name_per_sim`, so that a resumed run gets them all back."""
+    state: dict = {name: curriculum.level}
+    if isinstance(curriculum, PerSimulationCurriculum):
+        state[f"{name}_per_sim"] = curriculum.levels.tolist()
+    return state
+
+
+def restore_state(curriculum: Curriculum, state: dict, name: str) -> None:
+    """Every simulation's own level when the checkpoint has them and the curriculum is
+    per simulation (a resumed run); otherwise the checkpointed mean (a shared run, or a
+    warm start)."""
+    if f"{name}_per_sim" in state and isinstance(curriculum, PerSimulationCurriculum):
+        curriculum.restore(np.asarray(state[f"{name}_per_sim"], float))
+    elif name in state:
+        curriculum.restore(state[name])

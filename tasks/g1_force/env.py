@@ -8,7 +8,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from simreal.tasks.curriculum import PerSimulationCurriculum
+from simreal.tasks.curriculum import checkpoint_state, restore_state
 from simreal.tasks.g1.env import G1Env
 from simreal.tasks.g1_force.config import G1ForceConfig
 from simreal.tasks.g1_force.forces import ForceSchedule, sustained_directions
@@ -92,19 +92,12 @@ class G1ForceEnv(G1Env):
         return {} if self.cfg.evaluation else {"force_cap_n": self.schedule.curriculum.level}
 
     def curriculum_checkpoint(self) -> dict:
-        state: dict = self.curriculum_state()
-        if state and isinstance(self.schedule.curriculum, PerSimulationCurriculum):
-            state["force_cap_n_per_sim"] = self.schedule.curriculum.levels.tolist()
-        return state
+        if self.cfg.evaluation:
+            return {}
+        return checkpoint_state(self.schedule.curriculum, "force_cap_n")
 
     def restore_curriculum(self, state: dict) -> None:
-        """Every simulation's own cap when the checkpoint has them (a resumed per-sim run);
-        otherwise the checkpointed (mean) cap."""
-        curriculum = self.schedule.curriculum
-        if "force_cap_n_per_sim" in state and isinstance(curriculum, PerSimulationCurriculum):
-            curriculum.restore(np.asarray(state["force_cap_n_per_sim"], float))
-        elif "force_cap_n" in state:
-            curriculum.restore(state["force_cap_n"])
+        restore_state(self.schedule.curriculum, state, "force_cap_n")
 
     def reset_loads(self, ids: np.ndarray) -> None:
         if self.cfg.evaluation:

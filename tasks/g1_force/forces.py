@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simreal.tasks.curriculum import FallRateCurriculum, PerSimulationCurriculum
+from simreal.tasks.curriculum import PerSimulationCurriculum, make_curriculum
 from simreal.tasks.g1_force.config import EvalPushConfig, ForceConfig
 
 NUM_BODIES = 3
@@ -39,19 +39,15 @@ class ForceSchedule:
         self.hold_s = np.zeros(shape)
         self.magnitude_n = np.zeros(shape)
         self.direction = np.zeros((*shape, 3))
-        self.curriculum = (
-            PerSimulationCurriculum(
-                cfg.cap_start_n, cfg.cap_max_n, cfg.cap_step_n, num_sims, minimum=cfg.cap_min_n
-            )
-            if cfg.curriculum == "per_sim"
-            else FallRateCurriculum(
-                cfg.cap_start_n,
-                cfg.cap_max_n,
-                cfg.cap_step_n,
-                cfg.raise_below_fall_rate,
-                cfg.lower_above_fall_rate,
-                minimum=cfg.cap_min_n,
-            )
+        self.curriculum = make_curriculum(
+            cfg.curriculum,
+            cfg.cap_start_n,
+            cfg.cap_max_n,
+            cfg.cap_step_n,
+            num_sims,
+            cfg.raise_below_fall_rate,
+            cfg.lower_above_fall_rate,
+            minimum=cfg.cap_min_n,
         )
 
     @property

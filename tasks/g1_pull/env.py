@@ -19,7 +19,12 @@ import mujoco
 import numpy as np
 
 from simreal.sim.engine import sensor_view
-from simreal.tasks.curriculum import FallRateCurriculum, PerSimulationCurriculum
+from simreal.tasks.curriculum import (
+    PerSimulationCurriculum,
+    checkpoint_state,
+    make_curriculum,
+    restore_state,
+)
 from simreal.tasks.g1.env import ROBOT_QPOS, G1Env
 from simreal.tasks.g1_pull import gait, rewards
 from simreal.tasks.g1_pull.config import CommandConfig, G1PullConfig
@@ -88,18 +93,14 @@ class G1PullEnv(G1Env):
         self.touchdown_air_time = np.zeros((s, 2))
         self.in_contact = np.ones((s, 2), dtype=bool)
         load = cfg.load
-        self.curriculum = (
-            PerSimulationCurriculum(
-                load.resistance_start_n, load.resistance_max_n, load.resistance_step_n, s
-            )
-            if load.curriculum == "per_sim"
-            else FallRateCurriculum(
-                load.resistance_start_n,
-                load.resistance_max_n,
-                load.resistance_step_n,
-                load.raise_below_fall_rate,
-                load.lower_above_fall_rate,
-            )
+        self.curriculum = make_curriculum(
+            load.curriculum,
+            load.resistance_start_n,
+            load.resistance_max_n,
+            load.resistance_step_n,
+            s,
+            load.raise_below_fall_rate,
+            load.lower_above_fall_rate,
         )
         self.hold_steps = max(1, round(cfg.eval_pull.hold_s / self.control_dt))
 
@@ -143,20 +144,12 @@ class G1PullEnv(G1Env):
         return {} if self.cfg.evaluation else {"load_resistance_n": self.curriculum.level}
 
     def curriculum_checkpoint(self) -> dict:
-        state: dict = self.curriculum_state()
-        if state and isinstance(self.curriculum, PerSimulationCurriculum):
-            state["load_resistance_n_per_sim"] = self.curriculum.levels.tolist()
-        return state
+        if self.cfg.evaluation:
+            return {}
+        return checkpoint_state(self.curriculum, "load_resistance_n")
 
     def restore_curriculum(self, state: dict) -> None:
-        """Every simulation's own level when the checkpoint has them (a resumed per-sim
-        run); otherwise the checkpointed mean (a fall-rate run, or a warm start)."""
-        if "load_resistance_n_per_sim" in state and isinstance(
-            self.curriculum, PerSimulationCurriculum
-        ):
-            self.curriculum.restore(np.asarray(state["load_resistance_n_per_sim"], float))
-        elif "load_resistance_n" in state:
-            self.curriculum.restore(state["load_resistance_n"])
+        restore_state(self.curriculum, state, "load_resistance_n")
 
     def reset_loads(self, ids: np.ndarray) -> None:
         cfg, n, rng = self.cfg, ids.size, self.rng
