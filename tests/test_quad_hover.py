@@ -61,14 +61,14 @@ def random_state(n: int, seed: int) -> QuadState:
 
 def test_observation_layout_sizes_sum_to_the_env_sizes():
     assert sum(size for _, size in POLICY_OBSERVATION) == 22
-    assert sum(size for _, size in POLICY_OBSERVATION + PRIVILEGED_OBSERVATION) == 28
+    assert sum(size for _, size in POLICY_OBSERVATION + PRIVILEGED_OBSERVATION) == 31
     env = make(3)
     assert env.num_obs == 22
-    assert env.num_critic_obs == 28
+    assert env.num_critic_obs == 31
     assert env.num_actions == 4
     obs, critic = env.reset()
     assert obs.shape == (3, 22) and obs.dtype == np.float32
-    assert critic.shape == (3, 28) and critic.dtype == np.float32
+    assert critic.shape == (3, 31) and critic.dtype == np.float32
     np.testing.assert_array_equal(critic[:, :22], obs)
     meta = env.deployment_metadata()
     assert sum(size for _, size in meta["observation_names"]) == env.num_obs
@@ -133,6 +133,19 @@ def test_hover_reward_is_max_of_zero_and_two_minus_distance_to_the_fourth():
     d_after = np.linalg.norm(after - target, axis=1)
     np.testing.assert_allclose(step.reward, np.maximum(0.0, 2.0 - d_after**4), rtol=1e-6)
     np.testing.assert_allclose(step.reward, by_hand, atol=1e-3)
+
+
+def test_final_position_error_is_where_a_failed_episode_ended():
+    """A drone placed 1.6 m off in x leaves the 1.5 m box on its first step: its episode
+    ends there, and the final error is that distance, not the reset pose's (under 0.9 m)."""
+    env = make(2, evaluation=True)
+    write_poses(env, [[1.6, 0.0, 1.0], [0.0, 1.2, 1.5]])
+    step = env.step(hover_action(env))
+    np.testing.assert_array_equal(step.terminated, [True, False])
+    episode = step.info["episode"]
+    np.testing.assert_allclose(episode["final_position_error_m"], [1.6], atol=2e-3)
+    np.testing.assert_allclose(episode["mean_position_error_m"], [1.6], atol=2e-3)
+    np.testing.assert_array_equal(episode["length"], [1])
 
 
 def test_evaluation_episodes_start_at_rest_beneath_the_target_as_hoveraviary():

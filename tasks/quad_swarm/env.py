@@ -15,6 +15,7 @@ import numpy as np
 
 from simreal.robots.crazyflie import CrazyflieParams, motor_thrust
 from simreal.tasks.env import TaskEnv
+from simreal.tasks.episodes import wilson_interval
 from simreal.tasks.quad_swarm import expert, rewards
 from simreal.tasks.quad_swarm import observations as obs_terms
 from simreal.tasks.quad_swarm.config import QuadSwarmConfig
@@ -365,6 +366,27 @@ class QuadSwarmEnv(TaskEnv):
         if not self.cfg.evaluation and ended.size:
             self._advance_curriculum(success[ended])
         return outcome
+
+    def summarize_episodes(self, ended: dict[str, list[float]]) -> dict:
+        """95 % confidence intervals of the swarm rates over swarm episodes. Every drone row
+        of a simulation carries its swarm's outcome, so the rows' sum over num_drones
+        counts the swarms (evaluation: first episodes only, all drones end together)."""
+        out = {}
+        for key in ("success", "collision", "crash"):
+            values = np.asarray(ended[key])
+            swarms = values.size // self.agents_per_sim
+            hits = round(values.sum() / self.agents_per_sim)
+            out[f"{key}_ci95"] = list(wilson_interval(hits, swarms))
+        return out
+
+    def evaluation_conditions(self) -> dict:
+        c = self.cfg
+        return {
+            **super().evaluation_conditions(),
+            "num_drones": c.num_drones,
+            "eval_density": c.eval_density,
+            "goal_assignment": c.goal_assignment,
+        }
 
     def respawn_agents(self, agent_ids: np.ndarray) -> None:
         """Crashed drones restart at rest from their start slots; the others fly on."""

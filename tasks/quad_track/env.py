@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 
 from simreal.tasks.quad_track import references as ref
@@ -12,26 +14,38 @@ from simreal.tasks.quadrotor import PRIVILEGED_OBSERVATION, QuadrotorEnv
 from simreal.tasks.terms import layout
 
 CRASH_HEIGHT = 0.05
+EVAL_REFERENCE_STREAM = 0x7E57
+"""Tags the generator of random evaluation references: seeded by [eval seed, this tag],
+a stream no training generator (seeded by the training seed alone) ever draws from."""
 
 
 class QuadTrackEnv(QuadrotorEnv):
     cfg: QuadTrackConfig
     reward_terms = REWARDS
 
-    def __init__(self, cfg: QuadTrackConfig, num_envs: int, **kwargs):
+    def __init__(self, cfg: QuadTrackConfig, num_envs: int, seed: int = 0, **kwargs):
         self.policy_terms = policy_terms(cfg.preview_steps)
         self.critic_observation_layout = layout(self.policy_terms) + PRIVILEGED_OBSERVATION
         self.error_sq_sum = np.zeros(num_envs)
         self.error_max = np.zeros(num_envs)
         self.preview_offsets = cfg.preview_dt_s * np.arange(1, cfg.preview_steps + 1)
         self.cfg = cfg
-        self.reference = self._eval_reference(num_envs)
-        super().__init__(cfg, num_envs, **kwargs)
+        self.reference = self._fixed_reference(num_envs, "figure8")
+        self.reference_rng = np.random.default_rng([seed, EVAL_REFERENCE_STREAM])
+        super().__init__(cfg, num_envs, seed=seed, **kwargs)
 
     def _eval_reference(self, n: int) -> ref.ReferenceParams:
         c = self.cfg
+        if c.eval_kind == ref.RANDOM:
+            return ref.sample_params(
+                self.reference_rng, n, ("spline",), c.radius, c.period_s, c.centre
+            )
+        return self._fixed_reference(n, c.eval_kind)
+
+    def _fixed_reference(self, n: int, kind: str) -> ref.ReferenceParams:
+        c = self.cfg
         return ref.ReferenceParams(
-            kind=np.full(n, ref.KINDS.index(c.eval_kind)),
+            kind=np.full(n, ref.KINDS.index(kind)),
             centre=np.broadcast_to(np.asarray(c.centre, dtype=np.float64), (n, 3)).copy(),
             radius=np.full(n, c.eval_radius),
             period_s=np.full(n, c.eval_period_s),
@@ -79,11 +93,32 @@ class QuadTrackEnv(QuadrotorEnv):
             | self.tilted_over()
         )
 
+    def evaluation_conditions(self) -> dict:
+        c = self.cfg
+        if c.eval_kind == ref.RANDOM:
+            reference = {"kind": ref.RANDOM, "radius_m": c.radius, "period_s": c.period_s}
+        else:
+            reference = {
+                "kind": c.eval_kind,
+                "radius_m": c.eval_radius,
+                "period_s": c.eval_period_s,
+            }
+        return {**super().evaluation_conditions(), "reference": reference}
+
+    metric_reductions: ClassVar[dict[str, str]] = {"worst_position_rmse_m": "max"}
+    """The worst episode's RMSE beside the mean: a mean over episodes hides a heavy tail."""
+
     def episode_metrics(self, ids: np.ndarray) -> dict[str, np.ndarray]:
+        """RMSE and maximum of the distance to the reference over the episode's steps, and
+        whether it flew to the time limit: an episode that fails (lost the reference,
+        crashed, tilted over) ends early, and its RMSE covers only the steps it flew."""
         steps = np.maximum(self.episode_step[ids], 1)
+        rmse = np.sqrt(self.error_sq_sum[ids] / steps)
         return {
-            "position_rmse_m": np.sqrt(self.error_sq_sum[ids] / steps),
+            "position_rmse_m": rmse,
+            "worst_position_rmse_m": rmse,
             "max_error_m": self.error_max[ids].copy(),
+            "completed": (self.episode_step[ids] >= self.max_episode_steps).astype(float),
         }
 
     def start_pose(self, n: int) -> tuple[np.ndarray, np.ndarray]:

@@ -14,6 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 
 KINDS = ("figure8", "circle", "spline")
+RANDOM = "random"
+"""Evaluation only: a new random smooth curve ("spline") per episode."""
+EVAL_KINDS = (*KINDS, RANDOM)
 NUM_HARMONICS = 3
 
 

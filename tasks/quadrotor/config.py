@@ -24,7 +24,14 @@ class QuadRandomization:
     latency_steps: tuple[int, int] = (0, 0)
     """Actions reach the motors this many control steps late."""
     obs_noise_std: float = 0.0
-    """Gaussian noise added to every policy observation (training only)."""
+    """Gaussian noise added to every policy observation (training, and evaluation with
+    `eval_randomize`)."""
+    wind_gust_std_n: float = 0.0
+    """Wind on the airframe: a force (N) per world axis with this standard deviation,
+    wandering as an Ornstein-Uhlenbeck process (correlation time `wind_gust_tau_s`) and
+    redrawn at every reset. A Crazyflie weighs 0.26 N; 2 m/s of wind pushes it with about
+    0.02 N. Single-drone tasks only (quad-hover, quad-track)."""
+    wind_gust_tau_s: float = 1.0
 
     @property
     def enabled(self) -> bool:
@@ -46,6 +53,11 @@ class QuadRandomization:
             )
         if self.obs_noise_std < 0:
             raise ValueError(f"randomization.obs_noise_std must be >= 0, got {self.obs_noise_std}")
+        if self.wind_gust_std_n < 0 or self.wind_gust_tau_s <= 0:
+            raise ValueError(
+                "randomization.wind_gust_std_n must be >= 0 and wind_gust_tau_s > 0, got "
+                f"{self.wind_gust_std_n}, {self.wind_gust_tau_s}"
+            )
 
 
 @dataclass
@@ -69,7 +81,12 @@ class QuadrotorConfig(RateTiming):
     """Share of training episodes that start from a random pose in the air instead of
     at the evaluation start; evaluation always uses the evaluation start."""
     evaluation: bool = False
-    """Start every episode at the evaluation start and sample no randomization."""
+    """Start every episode at the evaluation start and sample no randomization (unless
+    `eval_randomize`)."""
+    eval_randomize: bool = False
+    """Evaluation samples `randomization` as training does (airframe, motor lag, latency,
+    observation noise, wind gusts), from the evaluation's own seed; the eval JSON states
+    the ranges. Needs a randomization that is not nominal."""
     max_tilt: float = 0.4
     """Roll or pitch (rad) beyond which the episode ends as a failure."""
     physics: QuadPhysics = field(default_factory=QuadPhysics)
@@ -92,3 +109,8 @@ class QuadrotorConfig(RateTiming):
             raise ValueError("physics.downwash needs several drones per simulation (quad-swarm)")
         check_unit(self.reward_weights_unit)
         self.randomization.validate()
+        if self.eval_randomize and not self.randomization.enabled:
+            raise ValueError(
+                "eval_randomize needs task.randomization ranges (this config has only nominal "
+                "values), e.g. --set 'task.randomization.motor_lag_s=[0.01, 0.03]'"
+            )

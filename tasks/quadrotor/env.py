@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import ClassVar
 
 import numpy as np
@@ -16,7 +17,7 @@ from simreal.robots.crazyflie import (
 )
 from simreal.tasks.env import TaskEnv
 from simreal.tasks.quadrotor import airframe
-from simreal.tasks.quadrotor.config import QuadrotorConfig
+from simreal.tasks.quadrotor.config import QuadRandomization, QuadrotorConfig
 from simreal.tasks.quadrotor.observations import PRIVILEGED_TERMS
 from simreal.tasks.quadrotor.state import QuadState
 from simreal.tasks.rotations import quat_from_roll_pitch_yaw, quat_to_matrix, roll_pitch
@@ -59,7 +60,7 @@ class QuadrotorEnv(TaskEnv):
         self.action = np.zeros((num_envs, 4))
         self.last_action = np.zeros((num_envs, 4))
         self.rpm = np.zeros((num_envs, 4))
-        self.randomize = not cfg.evaluation and cfg.randomization.enabled
+        self.randomize = cfg.randomization.enabled and (not cfg.evaluation or cfg.eval_randomize)
         names = ("mass_scale", "inertia_scale", "kf_scale", "km_scale")
         self.scales = {name: np.ones(num_envs) for name in names}
         self.motor_lag_s = np.zeros(num_envs)
@@ -67,6 +68,9 @@ class QuadrotorEnv(TaskEnv):
         depth = cfg.randomization.latency_steps[1] + 1
         self.action_queue = np.zeros((depth, num_envs, 4))
         """Past actions, newest first: row k is what the policy sent k steps ago."""
+        self.wind_force = np.zeros((num_envs, 3))
+        """World-frame wind force (N) on each airframe, held over a control period."""
+        self.gusty = self.randomize and cfg.randomization.wind_gust_std_n > 0
         self._nominal = airframe.Nominal(self.engine, np.array([BASE_BODY]))
 
     @property
@@ -108,11 +112,19 @@ class QuadrotorEnv(TaskEnv):
         return None, rpm * RPM_TO_RAD_S, None
 
     def simulate(self) -> None:
+        if self.gusty:
+            self.wind_force[:] = gust_step(
+                self.rng, self.wind_force, self.cfg.randomization, self.control_dt
+            )
         if not (self.cfg.physics.ground_effect or self.cfg.physics.drag):
+            if self.gusty:
+                self.engine.xfrc_applied[:, BASE_BODY, :3] = self.wind_force
             self.engine.step(self.decimation)
             return
         for _ in range(self.decimation):
-            self.engine.xfrc_applied[:, BASE_BODY] = self.aerodynamic_wrench()
+            wrench = self.aerodynamic_wrench()
+            wrench[:, :3] += self.wind_force
+            self.engine.xfrc_applied[:, BASE_BODY] = wrench
             self.engine.step(1)
 
     def aerodynamic_wrench(self) -> np.ndarray:
@@ -174,6 +186,26 @@ class QuadrotorEnv(TaskEnv):
         self.motor_lag_s[ids] = drawn["motor_lag_s"][:, 0]
         self.latency_steps[ids] = drawn["latency_steps"][:, 0]
         self._nominal.write(self.engine, ids, drawn)
+        if self.gusty:  # from the stationary distribution: gusts are already blowing
+            std = self.cfg.randomization.wind_gust_std_n
+            self.wind_force[ids] = self.rng.normal(0.0, std, (ids.size, 3))
+
+    def evaluation_conditions(self) -> dict:
+        """The randomization the numbers hold under: none, or the training ranges drawn
+        again from the evaluation's seed (`eval_randomize`)."""
+        conditions = {**super().evaluation_conditions(), "randomized": self.randomize}
+        if self.randomize:
+            conditions["randomization"] = dataclasses.asdict(self.cfg.randomization)
+        return conditions
+
+
+def gust_step(
+    rng: np.random.Generator, force: np.ndarray, r: QuadRandomization, dt: float
+) -> np.ndarray:
+    """The wind force `dt` seconds later: an exact Ornstein-Uhlenbeck step, so the force
+    keeps its standard deviation and forgets its past over `wind_gust_tau_s`."""
+    keep = np.exp(-dt / r.wind_gust_tau_s)
+    return keep * force + r.wind_gust_std_n * np.sqrt(1.0 - keep**2) * rng.normal(size=force.shape)
 
 
 def motor_metadata(params: CrazyflieParams, cfg: QuadrotorConfig) -> dict:

@@ -57,6 +57,8 @@ PRIVILEGED_TERMS: tuple[ObservationTerm, ...] = (
     ),
     ObservationTerm("motor_lag_s", 1, lambda env: env.motor_lag_s[:, None]),
     ObservationTerm("latency_steps", 1, lambda env: env.latency_steps[:, None].astype(np.float64)),
+    ObservationTerm("wind_force_n", 3, lambda env: env.wind_force),
 )
-"""Critic-only terms, after the policy observation: the randomized parameters."""
+"""Critic-only terms, after the policy observation: the randomized parameters and the
+wind now."""
 PRIVILEGED_OBSERVATION: tuple[tuple[str, int], ...] = layout(PRIVILEGED_TERMS)
