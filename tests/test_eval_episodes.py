@@ -61,3 +61,48 @@ def test_swarm_episodes_count_simulations_and_agent_episodes_drones():
 def test_deterministic_quadrotor_evaluations_run_one_episode_by_default(name):
     config = {"task": name, "gym": False, "task_config": None}
     assert evaluation.episode_budget(config, None).default == 1
+
+
+@pytest.mark.parametrize(
+    ("name", "overrides"),
+    [
+        ("quad-track", ["task.eval_kind=random"]),
+        ("quad-hover", ["task.eval_randomize=true", "task.randomization.wind_gust_std_n=0.02"]),
+    ],
+)
+def test_randomized_quadrotor_evaluations_need_many_episodes(name, overrides):
+    config = evaluation.with_task_overrides(
+        {"task": name, "gym": False, "task_config": None}, overrides, None
+    )
+    budget = evaluation.episode_budget(config, None)
+    assert budget.default == budget.needed == 64
+
+
+@pytest.mark.parametrize(
+    ("policy", "overrides"),
+    [
+        ("quad-track", ["task.eval_kind=random"]),
+        (
+            "quad-hover",
+            [
+                "task.eval_randomize=true",
+                "task.randomization.mass_scale=[0.8, 1.2]",
+                "task.randomization.wind_gust_std_n=0.02",
+            ],
+        ),
+        ("quad-swarm", ["task.num_drones=3", "task.goal_assignment=random"]),
+    ],
+)
+def test_eval_seed_changes_the_quadrotor_draws_and_is_recorded(policy, overrides):
+    """`simreal eval --seed S`: another seed, other references, airframes, wind or rooms
+    (other numbers); the same seed, the same numbers; the JSON says which seed."""
+    path = REPO / f"results/{policy}/policy.onnx"
+    overrides = [*overrides, "task.episode_s=0.5"]
+
+    def run(seed: int) -> dict:
+        return evaluation.evaluate_policy(path, episodes=4, seed=seed, overrides=overrides)
+
+    first, again, other = run(1), run(1), run(2)
+    assert (first["seed"], other["seed"]) == (1, 2)
+    assert first["return_mean"] == again["return_mean"]
+    assert first["return_mean"] != other["return_mean"]

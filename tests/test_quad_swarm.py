@@ -10,10 +10,12 @@ import torch
 from simreal.policies.config import ModelConfig
 from simreal.policies.export import export_onnx
 from simreal.policies.models import ActorCritic
+from simreal.tasks.episodes import wilson_interval
 from simreal.tasks.quad_swarm import QuadSwarmConfig, QuadSwarmEnv
 from simreal.tasks.quad_swarm import observations as obs_terms
 from simreal.tasks.quad_swarm.geodesic import FloorGrid, path_distance
 from simreal.tasks.quad_swarm.scene import PARKED_Z
+from simreal.tasks.quadrotor.config import QuadRandomization
 
 
 def make(sims: int, **cfg) -> QuadSwarmEnv:
@@ -425,3 +427,39 @@ def test_a_swarm_run_warm_starts_another_swarm_size_with_dagger(tmp_path, capsys
     assert main(args) == 0, capsys.readouterr().err
     (run,) = (second / "quad-swarm").iterdir()
     assert resolve_checkpoint(run).exists()
+
+
+def test_confidence_intervals_count_swarm_episodes_not_drone_rows():
+    """Four swarms of 3 drones, three of them successful: the interval is Wilson's for 3
+    of 4 (every drone row repeats its swarm's outcome), not for 9 of 12."""
+    env = make(1, num_drones=3, evaluation=True)
+    swarms = np.array([1.0, 0.0, 1.0, 1.0])
+    ended = {
+        "success": np.repeat(swarms, 3).tolist(),
+        "collision": np.repeat(1.0 - swarms, 3).tolist(),
+        "crash": [0.0] * 12,
+    }
+    summary = env.summarize_episodes(ended)
+    np.testing.assert_allclose(summary["success_ci95"], wilson_interval(3, 4))
+    np.testing.assert_allclose(summary["collision_ci95"], wilson_interval(1, 4))
+    assert summary["crash_ci95"][0] == 0.0
+    assert summary["success_ci95"] != list(wilson_interval(9, 12))
+
+
+def test_wilson_interval_matches_tabulated_values():
+    np.testing.assert_allclose(wilson_interval(5, 10), (0.2366, 0.7634), atol=1e-4)
+    np.testing.assert_allclose(wilson_interval(0, 10), (0.0, 0.2775), atol=1e-4)
+    np.testing.assert_allclose(wilson_interval(64, 64), (0.9434, 1.0), atol=1e-4)
+    with pytest.raises(ValueError, match="wilson_interval"):
+        wilson_interval(5, 4)
+
+
+def test_goal_assignment_is_stated_in_the_evaluation_conditions():
+    env = make(1, num_drones=2, evaluation=True, goal_assignment="random")
+    conditions = env.evaluation_conditions()
+    assert conditions["goal_assignment"] == "random" and conditions["num_drones"] == 2
+
+
+def test_wind_and_eval_randomize_are_refused_in_the_swarm():
+    with pytest.raises(ValueError, match="quad-swarm does not simulate them"):
+        QuadSwarmConfig(randomization=QuadRandomization(wind_gust_std_n=0.01)).validate()
