@@ -193,3 +193,25 @@ def test_gusts_keep_their_spread_and_forget_their_past():
 def test_unknown_reference_kind_names_the_field():
     with pytest.raises(ValueError, match="train_kinds"):
         QuadTrackConfig(train_kinds=("square",)).validate()
+
+
+def test_sub_step_latency_delays_the_new_thrust_by_whole_physics_steps():
+    """Full thrust from a flying start: the motors keep hover thrust for the late part
+    of the period, so the vertical speed gained falls in proportion to the delay (no
+    motor lag, so thrust follows the command at once)."""
+    gained = {}
+    for delay in (0, 4, 7):
+        ranges = QuadRandomization(latency_physics_steps=(delay, delay))
+        env = make(1, random_init_fraction=0.0, start_noise=0.0, randomization=ranges)
+        np.testing.assert_array_equal(env.latency_physics_steps, [delay])
+        vz = env.engine.qvel[0, 2]
+        env.step(np.ones((1, 4)))
+        gained[delay] = env.engine.qvel[0, 2] - vz
+    np.testing.assert_allclose(gained[4] / gained[0], 4 / 8, rtol=1e-3)
+    np.testing.assert_allclose(gained[7] / gained[0], 1 / 8, rtol=1e-3)
+
+
+def test_sub_step_latency_must_stay_below_a_control_period():
+    ranges = QuadRandomization(latency_physics_steps=(0, 8))
+    with pytest.raises(ValueError, match="latency_physics_steps must stay below"):
+        QuadTrackConfig(randomization=ranges).validate()

@@ -147,9 +147,11 @@ class QuadSwarmConfig(QuadrotorConfig):
             raise ValueError("eval_density and curriculum densities must lie in [0, 0.9]")
         if self.obstacle_grid < 1 or self.obstacle_grid > 2 * self.room_half_size - 3:
             raise ValueError("obstacle_grid must leave at least 1.5 m free at each end of the room")
-        if self.randomization.wind_gust_std_n > 0 or self.eval_randomize:
+        r = self.randomization
+        if r.wind_gust_std_n > 0 or r.latency_physics_steps[1] > 0 or self.eval_randomize:
             raise ValueError(
-                "randomization.wind_gust_std_n and eval_randomize are single-drone options "
+                "randomization.wind_gust_std_n, randomization.latency_physics_steps and "
+                "eval_randomize are single-drone options "
                 "(quad-hover, quad-track); quad-swarm does not simulate them"
             )
         self.expert.validate()

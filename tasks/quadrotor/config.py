@@ -23,6 +23,11 @@ class QuadRandomization:
     """First-order motor time constant (s)."""
     latency_steps: tuple[int, int] = (0, 0)
     """Actions reach the motors this many control steps late."""
+    latency_physics_steps: tuple[int, int] = (0, 0)
+    """And this many physics steps (1 / physics_hz) into the control period: a latency
+    shorter than a control period (radio link, onboard estimator), which a policy at
+    30 Hz must ride out without knowing it. The motors fly the previous command until
+    then. Single-drone tasks only (quad-hover, quad-track)."""
     obs_noise_std: float = 0.0
     """Gaussian noise added to every policy observation (training, and evaluation with
     `eval_randomize`)."""
@@ -53,6 +58,11 @@ class QuadRandomization:
             )
         if self.obs_noise_std < 0:
             raise ValueError(f"randomization.obs_noise_std must be >= 0, got {self.obs_noise_std}")
+        low, high = self.latency_physics_steps
+        if not 0 <= low <= high:
+            raise ValueError(
+                f"randomization.latency_physics_steps: need 0 <= low <= high, got {low}, {high}"
+            )
         if self.wind_gust_std_n < 0 or self.wind_gust_tau_s <= 0:
             raise ValueError(
                 "randomization.wind_gust_std_n must be >= 0 and wind_gust_tau_s > 0, got "
@@ -109,6 +119,11 @@ class QuadrotorConfig(RateTiming):
             raise ValueError("physics.downwash needs several drones per simulation (quad-swarm)")
         check_unit(self.reward_weights_unit)
         self.randomization.validate()
+        if self.randomization.latency_physics_steps[1] >= self.decimation:
+            raise ValueError(
+                "randomization.latency_physics_steps must stay below one control period "
+                f"({self.decimation} physics steps); use latency_steps for whole periods"
+            )
         if self.eval_randomize and not self.randomization.enabled:
             raise ValueError(
                 "eval_randomize needs task.randomization ranges (this config has only nominal "

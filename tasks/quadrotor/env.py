@@ -71,6 +71,11 @@ class QuadrotorEnv(TaskEnv):
         self.wind_force = np.zeros((num_envs, 3))
         """World-frame wind force (N) on each airframe, held over a control period."""
         self.gusty = self.randomize and cfg.randomization.wind_gust_std_n > 0
+        self.latency_physics_steps = np.zeros(num_envs, dtype=np.int64)
+        self.late = self.randomize and cfg.randomization.latency_physics_steps[1] > 0
+        self.held_thrust = np.zeros((num_envs, 4))
+        """Thrust commanded in the previous control period: what the motors fly until a
+        late command arrives (`latency_physics_steps`)."""
         self._nominal = airframe.Nominal(self.engine, np.array([BASE_BODY]))
 
     @property
@@ -116,16 +121,22 @@ class QuadrotorEnv(TaskEnv):
             self.wind_force[:] = gust_step(
                 self.rng, self.wind_force, self.cfg.randomization, self.control_dt
             )
-        if not (self.cfg.physics.ground_effect or self.cfg.physics.drag):
+        aerodynamics = self.cfg.physics.ground_effect or self.cfg.physics.drag
+        if not (aerodynamics or self.late):
             if self.gusty:
                 self.engine.xfrc_applied[:, BASE_BODY, :3] = self.wind_force
             self.engine.step(self.decimation)
             return
-        for _ in range(self.decimation):
-            wrench = self.aerodynamic_wrench()
+        thrust = self.engine.ctrl.copy()
+        for k in range(self.decimation):
+            if self.late:
+                waiting = (k < self.latency_physics_steps)[:, None]
+                self.engine.ctrl[:] = np.where(waiting, self.held_thrust, thrust)
+            wrench = self.aerodynamic_wrench() if aerodynamics else np.zeros((self.num_envs, 6))
             wrench[:, :3] += self.wind_force
             self.engine.xfrc_applied[:, BASE_BODY] = wrench
             self.engine.step(1)
+        self.held_thrust[:] = thrust
 
     def aerodynamic_wrench(self) -> np.ndarray:
         """(N, 6) world-frame force and torque at the centre of mass from enabled terms."""
@@ -156,6 +167,10 @@ class QuadrotorEnv(TaskEnv):
             obs = obs + (self.rng.normal(size=obs.shape) * scale).astype(np.float32)
         return obs, critic
 
+    def latency_control_steps(self) -> np.ndarray:
+        """(N,) each drone's command latency in control periods, whole and sub-step."""
+        return self.latency_steps + self.latency_physics_steps / self.decimation
+
     def tilted_over(self) -> np.ndarray:
         roll, pitch = roll_pitch(self.state.base_quat)
         return (np.abs(roll) > self.cfg.max_tilt) | (np.abs(pitch) > self.cfg.max_tilt)
@@ -174,6 +189,10 @@ class QuadrotorEnv(TaskEnv):
         self.action_queue[:, ids] = 0.0
         if self.randomize:
             self._randomize_parameters(ids)
+        hover = np.full((ids.size, 4), self.params.hover_rpm)
+        self.held_thrust[ids] = motor_thrust(
+            hover, self.params.kf * self.scales["kf_scale"][ids, None]
+        )
 
     def random_tilted_quat(self, n: int, max_tilt: float = 0.2) -> np.ndarray:
         tilt = self.rng.uniform(-max_tilt, max_tilt, (n, 2))
@@ -186,6 +205,9 @@ class QuadrotorEnv(TaskEnv):
         self.motor_lag_s[ids] = drawn["motor_lag_s"][:, 0]
         self.latency_steps[ids] = drawn["latency_steps"][:, 0]
         self._nominal.write(self.engine, ids, drawn)
+        if self.late:
+            low, high = self.cfg.randomization.latency_physics_steps
+            self.latency_physics_steps[ids] = self.rng.integers(low, high + 1, ids.size)
         if self.gusty:  # from the stationary distribution: gusts are already blowing
             std = self.cfg.randomization.wind_gust_std_n
             self.wind_force[ids] = self.rng.normal(0.0, std, (ids.size, 3))

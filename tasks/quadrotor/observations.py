@@ -56,7 +56,7 @@ PRIVILEGED_TERMS: tuple[ObservationTerm, ...] = (
         for name in ("mass_scale", "inertia_scale", "kf_scale", "km_scale")
     ),
     ObservationTerm("motor_lag_s", 1, lambda env: env.motor_lag_s[:, None]),
-    ObservationTerm("latency_steps", 1, lambda env: env.latency_steps[:, None].astype(np.float64)),
+    ObservationTerm("latency_steps", 1, lambda env: env.latency_control_steps()[:, None]),
     ObservationTerm("wind_force_n", 3, lambda env: env.wind_force),
 )
 """Critic-only terms, after the policy observation: the randomized parameters and the
