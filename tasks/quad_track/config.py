@@ -19,7 +19,8 @@ class QuadTrackConfig(QuadrotorConfig):
     """The evaluation reference: one of KINDS at eval_radius and eval_period_s (the same
     curve in every episode), or "random": smooth random curves (the training "spline"
     shape, sizes and speeds from `radius` and `period_s`), a new one per episode, drawn
-    from the evaluation seed's own stream, never from a training generator."""
+    from the evaluation seed's own stream (quadrotor/env.py: EVALUATION_STREAM), never
+    from a training generator."""
     eval_radius: float = 1.0
     eval_period_s: float = 8.0
     radius: tuple[float, float] = (0.4, 1.0)

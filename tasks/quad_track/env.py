@@ -14,16 +14,13 @@ from simreal.tasks.quadrotor import PRIVILEGED_OBSERVATION, QuadrotorEnv
 from simreal.tasks.terms import layout
 
 CRASH_HEIGHT = 0.05
-EVAL_REFERENCE_STREAM = 0x7E57
-"""Tags the generator of random evaluation references: seeded by [eval seed, this tag],
-a stream no training generator (seeded by the training seed alone) ever draws from."""
 
 
 class QuadTrackEnv(QuadrotorEnv):
     cfg: QuadTrackConfig
     reward_terms = REWARDS
 
-    def __init__(self, cfg: QuadTrackConfig, num_envs: int, seed: int = 0, **kwargs):
+    def __init__(self, cfg: QuadTrackConfig, num_envs: int, **kwargs):
         self.policy_terms = policy_terms(cfg.preview_steps)
         self.critic_observation_layout = layout(self.policy_terms) + PRIVILEGED_OBSERVATION
         self.error_sq_sum = np.zeros(num_envs)
@@ -31,15 +28,12 @@ class QuadTrackEnv(QuadrotorEnv):
         self.preview_offsets = cfg.preview_dt_s * np.arange(1, cfg.preview_steps + 1)
         self.cfg = cfg
         self.reference = self._fixed_reference(num_envs, "figure8")
-        self.reference_rng = np.random.default_rng([seed, EVAL_REFERENCE_STREAM])
-        super().__init__(cfg, num_envs, seed=seed, **kwargs)
+        super().__init__(cfg, num_envs, **kwargs)
 
     def _eval_reference(self, n: int) -> ref.ReferenceParams:
         c = self.cfg
         if c.eval_kind == ref.RANDOM:
-            return ref.sample_params(
-                self.reference_rng, n, ("spline",), c.radius, c.period_s, c.centre
-            )
+            return ref.sample_params(self.rng, n, ("spline",), c.radius, c.period_s, c.centre)
         return self._fixed_reference(n, c.eval_kind)
 
     def _fixed_reference(self, n: int, kind: str) -> ref.ReferenceParams:

@@ -24,6 +24,10 @@ from simreal.tasks.rotations import quat_from_roll_pitch_yaw, quat_to_matrix, ro
 from simreal.tasks.terms import ObservationTerm, noise_scale, observe
 
 BASE_BODY = 1
+EVALUATION_STREAM = 0x7E57
+"""An evaluation's generator is seeded by [its seed, this tag]: a stream that no training
+generator (seeded by the training seed alone) draws from, so evaluation airframes, wind
+and references never repeat training draws, whichever seeds the two were given."""
 RPM_TO_RAD_S = 2.0 * np.pi / 60.0
 
 
@@ -57,6 +61,8 @@ class QuadrotorEnv(TaskEnv):
         self.max_episode_steps = cfg.max_episode_steps
         mjcf = build_mjcf(self.params, physics_dt=1.0 / cfg.physics_hz)
         super().__init__(mjcf, num_envs, engine, seed, num_threads)
+        if cfg.evaluation:
+            self.rng = np.random.default_rng([seed, EVALUATION_STREAM])
         self.action = np.zeros((num_envs, 4))
         self.last_action = np.zeros((num_envs, 4))
         self.rpm = np.zeros((num_envs, 4))
