@@ -12,6 +12,7 @@ prints the evaluation protocol's numbers of every checkpoint so the choice can b
 checked.
 
     python experiments/g1_pull_checkpoints.py RUN [--every 4] [--last 12] [--json FILE]
+        [--set task.eval_friction=0.7]   # conditions added to both protocols
     python experiments/g1_pull_checkpoints.py --sweep-of results/g1/coupled-chain/09-light/checkpoints.json
     python experiments/g1_pull_checkpoints.py --picks-of results/g1/coupled-chain*/09-light/eval.json
 
@@ -94,6 +95,13 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=1, help="every k-th checkpoint")
     parser.add_argument("--last", type=int, default=0, help="only the last n considered")
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an evaluation condition for both protocols, e.g. task.eval_friction=0.7",
+    )
     args = parser.parse_args()
     command = " ".join(["python", *sys.argv])
     if args.sweep_of:
@@ -121,10 +129,11 @@ def main() -> None:
         checkpoints = checkpoints[-args.last :]
     rows = []
     for ckpt in checkpoints:
+        conditions = tuple(args.set)
         row = {
             "checkpoint": ckpt.name,
-            "validation": pulling(ckpt, VALIDATION),
-            "evaluation": pulling(ckpt, ()),
+            "validation": pulling(ckpt, VALIDATION + conditions),
+            "evaluation": pulling(ckpt, conditions),
         }
         rows.append(row)
         print(row, flush=True)
@@ -133,6 +142,7 @@ def main() -> None:
         {
             "command": command,
             "validation_overrides": list(VALIDATION),
+            "conditions": list(args.set),
             "episodes": EPISODES,
             "checkpoints": rows,
             "picked_on_validation": pick["checkpoint"],
