@@ -1,7 +1,8 @@
 """The G1 pulling recipe as one command: every stage behind the committed g1-pull policy,
 with its flags and its env-step budget, replayed from scratch for either actor.
 
-The decoupled policy in results/g1-pull came out of a chain of warm starts
+The decoupled policy in results/experiments/g1-pull-idealized (trained on the idealized body;
+results/g1-pull's policy is its continuation on the realistic body) came out of a chain of warm starts
 (g1-force from scratch, a longer g1-force stage, then six g1-pull stages
 that added the stepping reference, the walking rewards, the rail heading, the
 per-simulation load curriculum, the tow reward, heavier carts, and last the even-pull
@@ -151,12 +152,13 @@ STAGES = (
         "g1-pull",
         18_124_800,
         (*HEAVY, *STEADY_TERMS),
-        "results/g1-pull",
+        "results/experiments/g1-pull-idealized",
     ),
     Stage("light", "g1-pull", 7_372_800, LIGHT, "results/g1/*-chain*/09-light"),
 )
 HISTORICAL = STAGES[:8]
-"""The stages of the historical chain (results/g1-pull, 85.2 M steps); "light" came after."""
+"""The stages of the historical chain (results/experiments/g1-pull-idealized, 85.2 M steps);
+"light" came after."""
 
 
 def budget(stage: Stage, scale: float) -> int:

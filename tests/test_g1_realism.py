@@ -22,7 +22,7 @@ from simreal.tasks.g1_force import G1ForceConfig
 from simreal.tasks.g1_pull import G1PullConfig
 
 REPO = Path(__file__).resolve().parent.parent
-PULL = REPO / "results/g1-pull/policy.onnx"
+PULL = REPO / "results/experiments/g1-pull-idealized/policy.onnx"
 IDEALIZED = [
     "task.self_collision=false",
     "task.motor_envelope=false",
