@@ -76,7 +76,11 @@ class WarpEngine:
                 self._m.opt.warn_overflow = int(self._m.opt.warn_overflow) & ~int(
                     mjw.OverflowType.LS_ITERATIONS
                 )
-                self._d = mjw.put_data(model, data, nworld=num_envs)
+                # Constraint rows per world: MuJoCo Warp sizes them from the initial state
+                # (64 here), too few once every joint has dry friction (one row per dof)
+                # and its limits and contacts come on: rows past the cap are dropped.
+                njmax = max(64, data.nefc) + 4 * model.nv
+                self._d = mjw.put_data(model, data, nworld=num_envs, njmax=njmax)
             except NotImplementedError as err:
                 raise ValueError(f"MuJoCo Warp cannot simulate this model: {err}") from err
         self._host = self.device.is_cpu
@@ -133,6 +137,12 @@ class WarpEngine:
         setattr(self._m, name, wide)
         self._fields[name] = self._view(wide)
         return self._fields[name]
+
+    @property
+    def live_model_fields(self) -> bool:
+        """On the CPU, `model_field` arrays are the device arrays themselves (zero-copy), so
+        a write reaches the next step directly; on a GPU it waits for `commit_model`."""
+        return self._host
 
     def commit_model(self, ids: np.ndarray | None = None) -> None:
         """Recompute derived constants of every world (MuJoCo Warp's set_const is batched)."""

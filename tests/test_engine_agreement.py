@@ -48,6 +48,12 @@ def task_config(task: str):
     cfg = dataclasses.replace(get_task(task).config_cls(), evaluation=True)
     if task == "g1-force":  # standing under PD: the evaluation push never comes
         cfg = dataclasses.replace(cfg, eval_push=dataclasses.replace(cfg.eval_push, onset_s=100.0))
+        # Dry joint friction is a constraint that both solvers stop after the model's 10
+        # Newton iterations; MuJoCo Warp's iterate then differs from MuJoCo's by up to
+        # 0.02 rad over this horizon (0.3 N m on every joint). The comparison is of the
+        # engines' dynamics, so the joints here have viscous damping but no dry friction.
+        dry = dataclasses.replace(cfg.randomization, joint_frictionloss_n_m=(0.0, 0.0))
+        cfg = dataclasses.replace(cfg, randomization=dry)
     return cfg
 
 
