@@ -1,6 +1,9 @@
-"""A fall-rate curriculum: one difficulty level that rises while the robot rarely falls and
-falls back when it falls often. g1-force raises its force cap with it, g1-pull the load's
-resistance."""
+"""Curricula on one difficulty number: a fall-rate curriculum (one level for all, rising
+while the robot rarely falls, falling back when it falls often) and a per-simulation one
+(each simulation's own level, up after a success, down after a failure). Both take ended
+episodes through `record_episodes` and give each simulation's level through `levels_of`,
+so a task uses either without asking which. g1-force's force cap and g1-pull's load
+resistance use them; dex-track's motion level the fall-rate one."""
 
 from __future__ import annotations
 
@@ -48,6 +51,15 @@ class FallRateCurriculum:
             return
         self._outcomes.clear()
 
+    def record_episodes(self, sims: np.ndarray, failed: np.ndarray, window: int) -> None:
+        """Episodes of simulations `sims` ended (the shared interface of the curricula):
+        their outcomes join the window; which simulations they came from does not matter."""
+        self.record(failed, window)
+
+    def levels_of(self, sims: np.ndarray) -> np.ndarray:
+        """(len(sims),) the level the simulations `sims` train at: the one shared level."""
+        return np.full(len(sims), self.level)
+
 
 class PerSimulationCurriculum:
     """One level per simulation (legged_gym's terrain levels): a simulation's level rises
@@ -82,6 +94,14 @@ class PerSimulationCurriculum:
         """Episodes of simulations `sims` ended, `failed` (bool) of them unsuccessfully."""
         moved = np.where(np.asarray(failed, dtype=bool), -self.step, self.step)
         self.levels[sims] = np.clip(self.levels[sims] + moved, self.minimum, self.maximum)
+
+    def record_episodes(self, sims: np.ndarray, failed: np.ndarray, window: int) -> None:
+        """Episodes of simulations `sims` ended (the shared interface; no window here)."""
+        self.record(sims, failed)
+
+    def levels_of(self, sims: np.ndarray) -> np.ndarray:
+        """(len(sims),) the levels the simulations `sims` train at."""
+        return self.levels[sims].copy()
 
 
 Curriculum = FallRateCurriculum | PerSimulationCurriculum

@@ -123,9 +123,12 @@ class G1Env(TaskEnv):
         self.kp_scale = np.tile(self.cal_kp_scale, (s, 1))
         self.kd_scale = np.tile(self.cal_kd_scale, (s, 1))
         self.motor_strength = np.tile(self.cal_motor_strength, (s, 1))
-        coulomb, viscous = self._joint_friction_ranges()
-        self.joint_frictionloss = np.tile(np.mean(coulomb, axis=0), (s, 1))
-        self.joint_damping = np.tile(np.mean(viscous, axis=0), (s, 1))
+        r = cfg.randomization
+        self.coulomb_range = _friction_range(r.joint_frictionloss_n_m, self.cal_frictionloss)
+        self.viscous_range = _friction_range(r.joint_damping_n_m_s, self.cal_damping)
+        """(2, 29) low and high joint friction each training reset draws from."""
+        self.joint_frictionloss = np.tile(self.coulomb_range.mean(axis=0), (s, 1))
+        self.joint_damping = np.tile(self.viscous_range.mean(axis=0), (s, 1))
         """(N, 29) Coulomb (dof_frictionloss, N m) and viscous (dof_damping, N m s/rad)
         joint friction: the middle of the randomized range (evaluation) or a draw from it
         (training resets)."""
@@ -265,29 +268,6 @@ class G1Env(TaskEnv):
             field(name)[:, dofs] = values
         self._write_actuators(ids)
         self.engine.commit_model(ids)
-
-    def _joint_friction_ranges(self) -> tuple[np.ndarray, np.ndarray]:
-        """(2, 29) low/high Coulomb and viscous joint friction: the configured ranges, and
-        for the joints a calibration overlay sets, the same widths centred on the calibrated
-        values (clipped at 0)."""
-        r = self.cfg.randomization
-        ranges = []
-        for span, calibrated in (
-            (r.joint_frictionloss_n_m, self.cal_frictionloss),
-            (r.joint_damping_n_m_s, self.cal_damping),
-        ):
-            low, high = np.asarray(span, dtype=float)
-            set_ = ~np.isnan(calibrated)
-            centre, half = np.where(set_, calibrated, 0.0), (high - low) / 2
-            ranges.append(
-                np.stack(
-                    [
-                        np.where(set_, np.maximum(centre - half, 0.0), low),
-                        np.where(set_, centre + half, high),
-                    ]
-                )
-            )
-        return ranges[0], ranges[1]
 
     def _latency_range(self) -> tuple[float, float]:
         """The latency range in physics steps; with a calibration it keeps its width and is
@@ -541,9 +521,8 @@ class G1Env(TaskEnv):
         )
         low, high = self._latency_range()
         self.latency_substeps[ids] = rng.uniform(low, high, n)
-        coulomb, viscous = self._joint_friction_ranges()
-        self.joint_frictionloss[ids] = rng.uniform(*coulomb, (n, 29))
-        self.joint_damping[ids] = rng.uniform(*viscous, (n, 29))
+        self.joint_frictionloss[ids] = rng.uniform(*self.coulomb_range, (n, 29))
+        self.joint_damping[ids] = rng.uniform(*self.viscous_range, (n, 29))
         dofs = self.joint_dof_ids
         self.engine.model_field("dof_frictionloss")[np.ix_(ids, dofs)] = self.joint_frictionloss[
             ids
@@ -604,3 +583,13 @@ def _summary(values: np.ndarray) -> dict[str, float]:
     """Smallest, mean and largest of a per-joint table, for an evaluation's conditions."""
     stats = {"min": values.min(), "mean": values.mean(), "max": values.max()}
     return {name: round(float(value), 6) for name, value in stats.items()}
+
+
+def _friction_range(span: tuple[float, float], calibrated: np.ndarray) -> np.ndarray:
+    """(2, 29) low and high joint friction: the configured `span`, and for the joints a
+    calibration overlay sets (non-NaN `calibrated`), the same width centred on the
+    calibrated value (clipped at 0)."""
+    low, high = span
+    half = (high - low) / 2
+    centred = np.stack([np.maximum(calibrated - half, 0.0), calibrated + half])
+    return np.where(np.isnan(calibrated), np.array([[low], [high]]), centred)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simreal.tasks.curriculum import PerSimulationCurriculum, make_curriculum
+from simreal.tasks.curriculum import make_curriculum
 from simreal.tasks.g1_force.config import EvalPushConfig, ForceConfig
 
 NUM_BODIES = 3
@@ -58,9 +58,7 @@ class ForceSchedule:
 
     def sim_caps_n(self) -> np.ndarray:
         """(num_sims,) each simulation's torso force cap."""
-        if isinstance(self.curriculum, PerSimulationCurriculum):
-            return self.curriculum.levels.copy()
-        return np.full(self.onset_s.shape[0], self.curriculum.level)
+        return self.curriculum.levels_of(np.arange(self.onset_s.shape[0]))
 
     @property
     def body_caps_n(self) -> np.ndarray:
@@ -114,10 +112,7 @@ class ForceSchedule:
     def record_outcomes(self, sims: np.ndarray, fell: np.ndarray, window: int) -> None:
         """Training episodes of simulations `sims` ended: move their caps (per_sim) or the
         shared cap (by the fall rate of the latest `window` episodes)."""
-        if isinstance(self.curriculum, PerSimulationCurriculum):
-            self.curriculum.record(sims, fell)
-        else:
-            self.curriculum.record(fell, window)
+        self.curriculum.record_episodes(sims, fell, window)
 
     def _sample(self, mask: np.ndarray, now: np.ndarray) -> None:
         c, rng = self.cfg, self.rng

@@ -19,12 +19,7 @@ import mujoco
 import numpy as np
 
 from simreal.sim.engine import sensor_view
-from simreal.tasks.curriculum import (
-    PerSimulationCurriculum,
-    checkpoint_state,
-    make_curriculum,
-    restore_state,
-)
+from simreal.tasks.curriculum import checkpoint_state, make_curriculum, restore_state
 from simreal.tasks.g1.env import ROBOT_QPOS, G1Env
 from simreal.tasks.g1_pull import gait, rewards
 from simreal.tasks.g1_pull.config import CommandConfig, G1PullConfig
@@ -333,10 +328,7 @@ class G1PullEnv(G1Env):
         else:
             out["load_resistance_level_n"] = self.load_level(ids)
             failed = fell | self.fell_short(ids)
-            if isinstance(self.curriculum, PerSimulationCurriculum):
-                self.curriculum.record(ids, failed)
-            else:
-                self.curriculum.record(failed, window=self.num_sims)
+            self.curriculum.record_episodes(ids, failed, window=self.num_sims)
         return out
 
     @staticmethod
@@ -364,9 +356,7 @@ class G1PullEnv(G1Env):
 
     def load_level(self, ids: np.ndarray) -> np.ndarray:
         """(len(ids),) the curriculum's resistance level for these simulations."""
-        if isinstance(self.curriculum, PerSimulationCurriculum):
-            return self.curriculum.levels[ids].copy()
-        return np.full(ids.size, self.curriculum.level)
+        return self.curriculum.levels_of(ids)
 
     def fell_short(self, ids: np.ndarray) -> np.ndarray:
         """Walking episodes of `ids` whose pelvis covered less than min_progress_fraction
