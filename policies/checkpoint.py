@@ -199,6 +199,7 @@ def warm_start_state(
         where = "the source has no" if missing else "the new model has no"
         raise ValueError(f"layer {key!r}: {where} such layer (the architectures differ)")
     out = {}
+    dropped_weights = []
     for key, new in target.items():
         if key.startswith(RETURN_SCALER):  # reward statistics belong to the new task
             out[key] = new.clone()
@@ -208,61 +209,39 @@ def warm_start_state(
             out[key] = old.clone()
             continue
         sizes = critic_obs_sizes if key.startswith("critic") else obs_sizes
-        if _dropped_inputs(key, old, new, sizes):
-            out[key] = old[..., : new.shape[-1]].clone()
-            continue
-        if _appended_inputs(key, old, new, sizes):
-            value = new.clone()
-            if key.endswith("normalizer.mean"):
-                value.zero_()
-            elif key.endswith("normalizer.var"):
-                value.fill_(1.0)
-            else:
-                value.zero_()
-            value[..., : old.shape[-1]] = old
-            out[key] = value
-            continue
-        raise ValueError(
-            f"layer {key!r}: source shape {tuple(old.shape)}, new model {tuple(new.shape)}; "
-            "only observation terms appended at (or dropped from) the end of the inputs may "
-            "differ"
-        )
-    for key, new in target.items():
-        old = source[key]
-        if (
-            key.endswith(".weight")
-            and old.dim() == 2
-            and old.shape[-1] > new.shape[-1] == out[key].shape[-1]
-        ):
-            normalizer = "critic_obs_normalizer" if key.startswith("critic") else "obs_normalizer"
-            mean, var = source[f"{normalizer}.mean"], source[f"{normalizer}.var"]
-            n = new.shape[-1]
-            zero_in = ((0.0 - mean[n:]) / torch.sqrt(var[n:] + NORMALIZER_EPS)).clamp(
-                -NORMALIZER_CLIP, NORMALIZER_CLIP
+        if not _resized_inputs(key, old, new, sizes):
+            raise ValueError(
+                f"layer {key!r}: source shape {tuple(old.shape)}, new model "
+                f"{tuple(new.shape)}; only observation terms appended at (or dropped from) "
+                "the end of the inputs may differ"
             )
-            bias = key.removesuffix("weight") + "bias"
-            out[bias] = out[bias] + old[:, n:] @ zero_in
+        n = min(old.shape[-1], new.shape[-1])
+        if new.shape[-1] < old.shape[-1]:  # terms dropped
+            out[key] = old[..., :n].clone()
+            if key.endswith(".weight"):
+                dropped_weights.append(key)
+            continue
+        value = new.clone().fill_(1.0 if key.endswith("normalizer.var") else 0.0)
+        value[..., :n] = old
+        out[key] = value
+    for key in dropped_weights:  # what the dropped inputs fed the layer at 0, into its bias
+        normalizer = "critic_obs_normalizer" if key.startswith("critic") else "obs_normalizer"
+        mean, var = source[f"{normalizer}.mean"], source[f"{normalizer}.var"]
+        n = out[key].shape[-1]
+        zero_in = ((0.0 - mean[n:]) / torch.sqrt(var[n:] + NORMALIZER_EPS)).clamp(
+            -NORMALIZER_CLIP, NORMALIZER_CLIP
+        )
+        bias = key.removesuffix("weight") + "bias"
+        out[bias] = out[bias] + source[key][:, n:] @ zero_in
     return out
 
 
-def _dropped_inputs(key: str, old: torch.Tensor, new: torch.Tensor, sizes: tuple[int, int]) -> bool:
+def _resized_inputs(key: str, old: torch.Tensor, new: torch.Tensor, sizes: tuple[int, int]) -> bool:
     """Whether `key` is an input-sized tensor (a first-layer weight or a normalizer
-    statistic) that shrank from the source's input size to the new one."""
+    statistic) whose input size went from the source's to the new one (terms appended
+    or dropped at the end)."""
     n_old, n_new = sizes
-    if n_new >= n_old or old.shape[-1] != n_old or new.shape[-1] != n_new:
-        return False
-    if key.endswith(("normalizer.mean", "normalizer.var")):
-        return old.dim() == new.dim() == 1
-    return key.endswith(".weight") and old.dim() == new.dim() == 2 and old.shape[0] == new.shape[0]
-
-
-def _appended_inputs(
-    key: str, old: torch.Tensor, new: torch.Tensor, sizes: tuple[int, int]
-) -> bool:
-    """Whether `key` is an input-sized tensor (a first-layer weight or a normalizer
-    statistic) that grew from the source's input size to the new one."""
-    n_old, n_new = sizes
-    if n_new <= n_old or old.shape[-1] != n_old or new.shape[-1] != n_new:
+    if n_new == n_old or old.shape[-1] != n_old or new.shape[-1] != n_new:
         return False
     if key.endswith(("normalizer.mean", "normalizer.var")):
         return old.dim() == new.dim() == 1
