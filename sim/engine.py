@@ -32,6 +32,9 @@ class Engine(Protocol):
     act: np.ndarray
     xfrc_applied: np.ndarray
     """(num_envs, nbody, 6): external force and torque on each body's centre of mass, world frame."""
+    live_model_fields: bool
+    """Whether a write into a `model_field` array reaches the next `step` by itself; where
+    not, it waits for `commit_model` (which also recomputes derived constants)."""
 
     def step(self, substeps: int = 1) -> None:
         """Advance every simulation by `substeps` physics steps at fixed controls."""

@@ -18,6 +18,8 @@ class HostStateEngine:
 
     engine_name: ClassVar[str]
     supported_fields: ClassVar[tuple[str, ...]]
+    live_model_fields: ClassVar[bool] = False
+    """Model fields are host copies: `commit_model` pushes them to the simulator."""
     num_envs: int
     qpos: np.ndarray
     qvel: np.ndarray

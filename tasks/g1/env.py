@@ -349,7 +349,7 @@ class G1Env(TaskEnv):
         field = self.engine.model_field("actuator_forcerange")
         field[:, :29, 0] = lower
         field[:, :29, 1] = upper
-        if not getattr(self.engine, "live_model_fields", False):
+        if not self.engine.live_model_fields:
             self.engine.commit_model()
 
     def foot_contact(self) -> np.ndarray:
