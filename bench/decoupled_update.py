@@ -19,12 +19,14 @@ import statistics
 import sys
 import time
 
+import numpy as np
 import torch
 
 from simreal.policies.config import ModelConfig, PPOConfig
 from simreal.policies.models import ActorCritic
 from simreal.policies.ppo import PPO
 from simreal.policies.storage import RolloutStorage
+from simreal.policies.vecenv import StepResult
 from simreal.tasks.g1.config import G1_TRAIN_DEFAULTS
 from simreal.tasks.g1.env import ACTION_GROUPS
 from simreal.tasks.g1_pull.observations import PULL_CRITIC_OBSERVATION, PULL_POLICY_OBSERVATION
@@ -46,12 +48,14 @@ def variant(arch: str, stack: bool | None, samples: int, device: str) -> PPO:
     envs = samples // STEPS_PER_ENV
     storage = RolloutStorage(STEPS_PER_ENV, envs, n_obs, n_critic, n_actions, device)
     ppo = PPO(model, PPOConfig(num_epochs=5, num_minibatches=4), storage, seed=0)
+    rng = np.random.default_rng(0)
+    running = np.zeros(envs, dtype=bool)
     for _ in range(STEPS_PER_ENV):
         obs = torch.randn(envs, n_obs, device=device)
         critic = torch.randn(envs, n_critic, device=device)
         ppo.act(obs, critic)
-        rewards, dones = torch.randn(envs, device=device), torch.zeros(envs, device=device)
-        storage.add(rewards=rewards, dones=dones, **ppo._pending)
+        reward = rng.normal(size=envs).astype(np.float32)
+        ppo.record(StepResult(obs, critic, reward, running, running, critic))
     ppo.finish_rollout(torch.randn(envs, n_critic, device=device))
     return ppo
 
