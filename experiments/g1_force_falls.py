@@ -19,9 +19,8 @@ import dataclasses
 import json
 from pathlib import Path
 
-import numpy as np
-
 from simreal.deploy.runtime import OnnxPolicy
+from simreal.policies.evaluate import evaluate
 from simreal.tasks import make_env
 from simreal.tasks.g1_force import G1ForceConfig
 
@@ -46,24 +45,13 @@ def condition_config(name: str, cap: float) -> G1ForceConfig:
 
 
 def fall_rate(policy: OnnxPolicy, cfg: G1ForceConfig, sims: int, seed: int) -> dict:
-    """Falls in the first training episode of every simulation, and when they happened."""
+    """Falls in the first training episode of every simulation (`policies.evaluate`, which
+    counts first episodes only), and their mean length."""
     env = make_env("g1-force", cfg, sims, seed=seed)
-    obs, _ = env.reset()
-    done = np.zeros(sims, dtype=bool)
-    fell = np.zeros(sims, dtype=bool)
-    fall_s = np.full(sims, np.nan)
-    for step in range(cfg.max_episode_steps):
-        result = env.step(policy(obs))
-        obs = result.obs
-        ended = (result.terminated | result.truncated) & ~done
-        fell |= result.terminated & ended
-        fall_s[result.terminated & ended] = (step + 1) * cfg.control_dt
-        done |= ended
-        if done.all():
-            break
+    out = evaluate(env, policy)
     return {
-        "fall_rate": float(fell.mean()),
-        "median_fall_time_s": float(np.nanmedian(fall_s)) if fell.any() else None,
+        "fall_rate": out["fall_rate"],
+        "mean_episode_s": out["episode_length_mean"] * cfg.control_dt,
     }
 
 

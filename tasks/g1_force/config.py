@@ -35,7 +35,7 @@ class ForceConfig:
     cap_step_n: float = 25.0
     cap_min_n: float = 0.0
     """The floor the cap may fall back to. It was the start (50 N) once, where the committed
-    policy falls in 70 % of training episodes (results/experiments/g1-force-falls): the
+    policy falls in 72 % of training episodes (results/experiments/g1-force-falls): the
     cap could neither rise nor fall and training never left 50 N."""
     curriculum: str = "per_sim"
     """per_sim: every simulation keeps its own cap, up a step after an episode it stood
