@@ -13,8 +13,8 @@ checked.
 
     python experiments/g1_pull_checkpoints.py RUN [--every 4] [--last 12] [--json FILE]
         [--set task.eval_friction=0.7]   # conditions added to both protocols
-    python experiments/g1_pull_checkpoints.py --sweep-of results/g1/coupled-chain/09-light/checkpoints.json
-    python experiments/g1_pull_checkpoints.py --picks-of results/g1/coupled-chain*/09-light/eval.json
+    python experiments/g1_pull_checkpoints.py --sweep-of results/experiments/g1/coupled-chain/09-light/checkpoints.json
+    python experiments/g1_pull_checkpoints.py --picks-of results/experiments/g1/coupled-chain*/09-light/eval.json
 
 Because neighbouring checkpoints differ so much, the report also gives the evaluation
 protocol's mean and standard deviation over all swept checkpoints (`sweep`): when two
