@@ -96,7 +96,9 @@ def idl_read_lowcmd(data: bytes):
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=2000)
-    p.add_argument("--policy", type=Path, default=ROOT / "results/experiments/g1/force-run/policy.onnx")
+    p.add_argument(
+        "--policy", type=Path, default=ROOT / "results/experiments/g1/force-run/policy.onnx"
+    )
     p.add_argument("--json", type=Path)
     args = p.parse_args(argv)
     n = args.repeat

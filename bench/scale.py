@@ -10,15 +10,32 @@ the command that produced it.
 
     simreal bench scale [--task quad-hover] [--max-envs 8192] [--steps 20] [--json FILE]
     python bench/scale.py ...
+
+With --training it measures training instead: `simreal train TASK` runs for a few PPO
+iterations at 2, 4, 8 and 16 threads (those the machine has; each run pinned to that
+many CPUs, as many physics threads and torch threads, --envs-per-thread simulations per
+thread), beside raw mjbatch stepping of the same model on the same CPUs
+(`bench/engine_overhead.py`'s replay: the task with random actions against the raw
+engine integrating the same trajectories). Each row splits a training iteration into
+physics, task layer, policy inference and update, from the run's own metrics.csv
+(`time_physics_s`, `time_task_s`, `time_policy_s`, `time_update_s`; the first iteration,
+which warms up, is left out):
+
+    python bench/scale.py --training --task g1-pull [--threads 2 4 8 16]
+        [--envs-per-thread 64] [--iterations 4] [--device auto] [--json FILE]
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
+import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -26,6 +43,8 @@ from simreal.sim import installed_engines
 from simreal.tasks import get_task, make_env
 
 SIZES = tuple(64 * 2**k for k in range(8))  # 64 .. 8192
+THREADS = (2, 4, 8, 16)
+SPLIT = ("time_physics_s", "time_task_s", "time_policy_s", "time_update_s")
 
 
 def measure(
@@ -97,6 +116,115 @@ def format_table(result: dict, command: str) -> str:
     return "\n".join(lines)
 
 
+def training_row(
+    task: str, threads: int, envs: int, iterations: int, device: str, seed: int = 0
+) -> dict:
+    """One row of the training table: `simreal train` on `threads` CPUs for `iterations`
+    PPO iterations, and raw physics against the task layer on the same CPUs."""
+    cpus = sorted(os.sched_getaffinity(0))[:threads]
+    steps_per_env = _steps_per_env(task)
+    with tempfile.TemporaryDirectory() as out:
+        command = [
+            sys.executable, "-m", "simreal", "train", task,
+            "--envs", str(envs), "--seed", str(seed), "--device", device, "--out", out,
+            "--steps", str(iterations * envs * steps_per_env),
+            "--set", f"train.torch_threads={threads}",
+        ]  # fmt: skip
+        subprocess.run(
+            command,
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            preexec_fn=lambda: os.sched_setaffinity(0, cpus),
+        )
+        rows = _metrics_rows(Path(out))
+    if len(rows) < 2:
+        raise RuntimeError(f"{task}: training logged {len(rows)} iterations; need at least 2")
+    timed = rows[1:]  # the first iteration warms up (allocation, first kernels)
+    split = {k: float(np.median([float(r[k]) for r in timed])) for k in SPLIT}
+    iteration_s = (
+        float(np.median([float(r["time_collect_s"]) for r in timed])) + split["time_update_s"]
+    )
+    batch = envs * steps_per_env
+    previous = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, cpus)
+    try:
+        from engine_overhead import run as overhead
+
+        raw = overhead(task, envs, steps=50, rounds=2, seed=seed)
+    finally:
+        os.sched_setaffinity(0, previous)
+    training_rate = batch / iteration_s
+    return {
+        "threads": threads,
+        "envs": envs,
+        "device": device,
+        "training_env_steps_per_s": training_rate,
+        "raw_physics_env_steps_per_s": raw["raw_mjbatch_env_steps_per_s"],
+        "task_random_actions_env_steps_per_s": raw["simreal_env_steps_per_s"],
+        "training_share_of_raw": training_rate / raw["raw_mjbatch_env_steps_per_s"],
+        "task_layer_share_of_raw": raw["ratio_median"],
+        "iteration_s": iteration_s,
+        **split,
+    }
+
+
+def _steps_per_env(task: str) -> int:
+    """PPO's rollout length for `task` (its training defaults, else the generic value)."""
+    from simreal.policies.config import PPOConfig
+
+    value = get_task(task).training.num_steps_per_env
+    return value if value is not None else PPOConfig().num_steps_per_env
+
+
+def _metrics_rows(out: Path) -> list[dict]:
+    files = list(out.rglob("metrics.csv"))
+    if len(files) != 1:
+        raise RuntimeError(f"expected one metrics.csv under {out}, found {len(files)}")
+    with files[0].open() as f:
+        return list(csv.DictReader(f))
+
+
+def format_training(rows: list[dict], task: str, command: str) -> str:
+    lines = [
+        f"`{command}` ({task}; {os.cpu_count()} CPU cores; each row pinned to its threads; "
+        "env-steps/s; an iteration's split in seconds and shares):",
+        "",
+        "| threads | envs | learner | training | raw physics | training / raw "
+        "| task layer / raw (random actions) | physics | task layer | policy | update |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        cells = [f"{r[k]:.3f} s ({100 * r[k] / r['iteration_s']:.0f} %)" for k in SPLIT]
+        lines.append(
+            f"| {r['threads']} | {r['envs']} | {r['device']} "
+            f"| {r['training_env_steps_per_s']:,.0f} | {r['raw_physics_env_steps_per_s']:,.0f} "
+            f"| {100 * r['training_share_of_raw']:.1f} % "
+            f"| {100 * r['task_layer_share_of_raw']:.1f} % | " + " | ".join(cells) + " |"
+        )
+    return "\n".join(lines)
+
+
+def main_training(args: argparse.Namespace, command: str) -> None:
+    available = len(os.sched_getaffinity(0))
+    threads = [t for t in args.threads if t <= available]
+    if not threads:
+        raise SystemExit(f"--threads {args.threads}: this process may use {available} CPUs")
+    rows = []
+    for t in threads:
+        rows.append(
+            training_row(args.task, t, args.envs_per_thread * t, args.iterations, args.device)
+        )
+        print(json.dumps(rows[-1]), flush=True)
+    text = format_training(rows, args.task, command)
+    print(text)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(
+                {"task": args.task, "rows": rows, "command": command, "table": text}, f, indent=2
+            )
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--task", default="quad-hover")
@@ -110,7 +238,17 @@ def main(argv: list[str] | None = None) -> None:
         help="skip larger N for an engine once one control step takes longer than this",
     )
     p.add_argument("--json", help="also write the numbers here")
+    p.add_argument("--training", action="store_true", help="the training table (see above)")
+    p.add_argument("--threads", type=int, nargs="+", default=list(THREADS))
+    p.add_argument("--envs-per-thread", type=int, default=64)
+    p.add_argument("--iterations", type=int, default=4, help="PPO iterations per row")
+    p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     args = p.parse_args(argv)
+    if args.training:
+        command = "python bench/scale.py " + " ".join(sys.argv[1:] if argv is None else argv)
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        main_training(args, command.strip())
+        return
     if args.max_envs < SIZES[0]:
         raise SystemExit(f"--max-envs must be at least {SIZES[0]}, got {args.max_envs}")
     command = "simreal bench scale " + " ".join(sys.argv[1:] if argv is None else argv)

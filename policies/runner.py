@@ -254,6 +254,7 @@ class OnPolicyRunner:
             outcomes: dict[str, list[float]] = {}
             unstable = 0
             algorithm.begin_iteration(self.iteration, self._progress())
+            time_env_s, physics_start = 0.0, _physics_time(self.env)
             with torch.inference_mode():
                 for _ in range(algorithm.steps_per_iteration):
                     expert = (
@@ -262,7 +263,9 @@ class OnPolicyRunner:
                         else None
                     )
                     actions = algorithm.act(obs, critic_obs, expert)
+                    t_env = time.perf_counter()
                     step = self.env.step(actions.cpu().numpy())
+                    time_env_s += time.perf_counter() - t_env
                     algorithm.record(step)
                     obs, critic_obs = self._to_learner(step.obs, step.critic_obs)
                     unstable += int(step.info.get("unstable_resets", 0))
@@ -291,6 +294,7 @@ class OnPolicyRunner:
                 # physics, task layer and policy inference / the learning update
                 "time_collect_s": round(t_update - t0, 4),
                 "time_update_s": round(time_update_s, 4),
+                **_collect_split(t_update - t0, time_env_s, physics_start, self.env),
                 "train_return": float(np.mean(recent_returns)) if recent_returns else None,
                 "train_episode_length": float(np.mean(recent_lengths)) if recent_lengths else None,
                 "eval_return": eval_return,
@@ -397,3 +401,25 @@ class HostToDevice:
             out.append(moved[start : start + f.numel()].view(np.shape(a)))
             start += f.numel()
         return out
+
+
+def _physics_time(env) -> float | None:
+    """The environment's running total of time inside its engine's step calls, if it keeps
+    one (simreal's tasks do; a Gymnasium environment does not)."""
+    return getattr(env, "physics_time_s", None)
+
+
+def _collect_split(
+    collect_s: float, env_s: float, physics_start: float | None, env
+) -> dict[str, float | None]:
+    """An iteration's collection time split three ways: physics (the engine's step calls),
+    the task layer (the rest of the environment's step: actions to controls, observations,
+    rewards, resets) and the policy (inference, device transfers, rollout storage).
+    Without an engine clock the first two are unknown (None) and `time_task_s` is blank."""
+    physics_end = _physics_time(env)
+    physics = None if physics_start is None else physics_end - physics_start
+    return {
+        "time_physics_s": None if physics is None else round(physics, 4),
+        "time_task_s": None if physics is None else round(env_s - physics, 4),
+        "time_policy_s": round(collect_s - env_s, 4),
+    }

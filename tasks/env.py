@@ -14,6 +14,7 @@ difference against), terminations, observations, then resets of the episodes tha
 from __future__ import annotations
 
 import contextlib
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 
@@ -71,6 +72,9 @@ class TaskEnv(ABC):
         self.mjcf = mjcf
         self.engine: Engine = make_engine(engine, mjcf, num_sims, num_threads)
         self.engine_name, self.seed = engine, seed
+        self.physics_time_s = 0.0
+        """Wall time spent inside the engine's step calls since construction: what a
+        training iteration's time splits into physics and task layer by (metrics.csv)."""
         self.rng = np.random.default_rng(seed)
         check_weights(self.cfg.reward_weights, self.reward_terms)
         self._terms = {term.name: term for term in self.reward_terms}
@@ -127,7 +131,15 @@ class TaskEnv(ABC):
 
     def simulate(self) -> None:
         """Run one control period of physics; tasks with state-dependent forces override."""
-        self.engine.step(self.decimation)
+        self.step_physics(self.decimation)
+
+    def step_physics(self, substeps: int) -> None:
+        """The engine's step, timed into `physics_time_s`: every task steps through here."""
+        t0 = time.perf_counter()
+        try:
+            self.engine.step(substeps)
+        finally:
+            self.physics_time_s += time.perf_counter() - t0
 
     def deployment_metadata(self) -> dict:
         """What a deployed policy needs to know about this task, for the ONNX metadata.

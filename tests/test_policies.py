@@ -87,19 +87,25 @@ def test_perturbing_the_waist_network_moves_only_action_slot_3():
     )
 
 
-def test_stacked_groups_give_the_per_group_networks_outputs_and_gradients():
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+"""Where the learner can run here: the CUDA cases run where a GPU is (bench/gpu_checks.sh
+runs them on one); CI has none."""
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_stacked_groups_give_the_per_group_networks_outputs_and_gradients(device):
     """The batched evaluation of the group MLPs (one product per layer over stacked
     weights, narrow groups padded) equals running each MLP on its own, forward and
     backward, with the actions in the environment's order."""
     groups = {"lower": (5, 0, 2), "waist": (3,), "upper": (4, 1)}  # interleaved slots
-    actor = grouped_actor(groups)
-    obs = observations(33)
+    actor = grouped_actor(groups).to(device)
+    obs = observations(33).to(device)
     outputs, grads = {}, {}
     for stack in (False, True):
         actor.stack = stack
         actor.zero_grad()
         out = actor(obs)
-        (out * torch.arange(1.0, 7.0)).sum().backward()
+        (out * torch.arange(1.0, 7.0, device=device)).sum().backward()
         outputs[stack] = out.detach()
         grads[stack] = {
             n: p.grad.clone() for n, p in actor.named_parameters() if p.grad is not None
@@ -382,6 +388,21 @@ def test_the_learner_runs_where_train_device_says_and_a_run_moves_on_resume(tmp_
         assert main([*argv, "--out", str(tmp_path / "gpu"), "--device", "cuda"]) == 2
         assert "train.device=cuda" in capsys.readouterr().err
         assert not (tmp_path / "gpu").exists()
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+def test_a_gpu_trained_run_resumes_on_the_cpu_and_exports(tmp_path):
+    """The other direction of the test above: trained with the learner on the GPU, the
+    run resumes with `--device cpu` and its ONNX export runs on ONNX Runtime's CPU."""
+    from simreal import training
+    from simreal.evaluation import export_run
+
+    argv = ["train", "quad-hover", "--envs", "16", "--steps", str(ITERATION_STEPS)]
+    assert main([*argv, "--out", str(tmp_path), "--device", "cuda"]) == 0
+    (run,) = (tmp_path / "quad-hover").iterdir()
+    runner = training.resume_run(run, steps=2 * ITERATION_STEPS, minutes=None, device="cpu")
+    assert {p.device.type for p in runner.model.parameters()} == {"cpu"}
+    assert export_run(run).exists()
 
 
 def test_host_to_device_shares_the_arrays_on_the_cpu():

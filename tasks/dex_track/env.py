@@ -255,7 +255,7 @@ class DexTrackEnv(TaskEnv):
     def simulate(self) -> None:
         self._state = None
         self._errors = None
-        self.engine.step(self.decimation)
+        self.step_physics(self.decimation)
 
     def observe(self) -> tuple[np.ndarray, np.ndarray]:
         self._state = None

@@ -412,10 +412,10 @@ class G1Env(TaskEnv):
                 self.engine.ctrl[:] = old * self.prev_ctrl_target + (1.0 - old) * self.ctrl_target
                 if self.cfg.motor_envelope:
                     self._limit_motors()
-                self.engine.step(1)
+                self.step_physics(1)
         else:
             self.engine.ctrl[:] = self.ctrl_target
-            self.engine.step(self.decimation)
+            self.step_physics(self.decimation)
         self._update_kinematics()
 
     def apply_external_forces(self, t: np.ndarray) -> None:

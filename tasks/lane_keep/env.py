@@ -164,7 +164,7 @@ class LaneKeepEnv(TaskEnv):
             self.engine.xfrc_applied[:, self.chassis] = chassis_wrench(
                 q[:, 2], v[:, 0:2], v[:, 2], q[:, 3], self.target_speed, mu, self.params
             )
-            self.engine.step(1)
+            self.step_physics(1)
         self._measure()
         self._update_pid()
 

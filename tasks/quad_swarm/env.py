@@ -272,10 +272,10 @@ class QuadSwarmEnv(TaskEnv):
                 thrusts = thrusts.reshape(self.num_sims, -1, 4) * self.kf_scale[..., None]
                 thrusts[self.down] = 0.0
                 self.engine.ctrl[:] = thrusts.reshape(self.num_sims, -1)
-                self.engine.step(1)
+                self.step_physics(1)
         else:
             self.engine.ctrl.reshape(self.num_sims, -1, 4)[self.down] = 0.0
-            self.engine.step(self.decimation)
+            self.step_physics(self.decimation)
         self._detect_collisions()
         self._detect_crashes()
 

@@ -131,7 +131,7 @@ class QuadrotorEnv(TaskEnv):
         if not (aerodynamics or self.late):
             if self.gusty:
                 self.engine.xfrc_applied[:, BASE_BODY, :3] = self.wind_force
-            self.engine.step(self.decimation)
+            self.step_physics(self.decimation)
             return
         thrust = self.engine.ctrl.copy()
         for k in range(self.decimation):
@@ -141,7 +141,7 @@ class QuadrotorEnv(TaskEnv):
             wrench = self.aerodynamic_wrench() if aerodynamics else np.zeros((self.num_envs, 6))
             wrench[:, :3] += self.wind_force
             self.engine.xfrc_applied[:, BASE_BODY] = wrench
-            self.engine.step(1)
+            self.step_physics(1)
         self.held_thrust[:] = thrust
 
     def aerodynamic_wrench(self) -> np.ndarray:
