@@ -126,10 +126,13 @@ class GroupedActor(nn.Module):
         self.can_stack = len(groups) > 1 and all(_plain_mlp(n) for n in self.nets.values())
         """The groups' MLPs can run as one batched computation (`stacked_mlp`): not for one
         group, nor for bodies behind an encoder (attention, token embedding)."""
-        self.stack: bool | None = None
-        """Run them stacked: None (auto) on CUDA only, where one kernel per layer instead of
-        one per group and layer saves launch overhead; on a CPU the update is bound by
-        the arithmetic, which stacking does not reduce (bench/decoupled_update.py)."""
+        self.stack = False
+        """Run them stacked (opt-in). Measured with bench/decoupled_update.py, stacking
+        does not pay: on a CPU the update is bound by the arithmetic, which stacking does
+        not reduce (2.11x coupled against 1.76x per group, 32k samples, 2 threads), and on
+        an H200 the padded batched products cost more than the per-group kernels they
+        replace (1.43x against 1.17x at 131k samples, 1.22x both at 32k;
+        results/bench/gpu/log.txt)."""
         widths = [len(idx) for idx in groups.values()]
         pad = max(widths)
         self.register_buffer(
@@ -142,9 +145,8 @@ class GroupedActor(nn.Module):
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         """Mean action (B, n_actions) in the environment's action order."""
-        stack = obs.is_cuda if self.stack is None else self.stack
         exporting = torch.jit.is_tracing() or torch.onnx.is_in_onnx_export()
-        if self.can_stack and stack and not exporting:
+        if self.can_stack and self.stack and not exporting:
             nets = [self.nets[name] for name in self.group_names]
             return stacked_mlp(nets, obs).flatten(1).index_select(1, self.stacked_slots)
         stacked = torch.cat([self.nets[name](obs) for name in self.group_names], dim=1)
