@@ -106,7 +106,10 @@ def build_envs(config: dict[str, Any], distributed: Distributed | None = None):
     spec = get_task(config["task"])
     task_cfg = from_plain(spec.config_cls, config["task_config"], "task.")
     env = make_env(spec.name, task_cfg, train_cfg.num_envs, config["engine"], seed)
-    eval_cfg = dataclasses.replace(task_cfg, evaluation=True)
+    # A task with a validation set evaluates on it during training (the held-out set is
+    # for the final numbers only); the others evaluate on their evaluation config.
+    choose = getattr(task_cfg, "training_evaluation", None)
+    eval_cfg = choose() if choose else dataclasses.replace(task_cfg, evaluation=True)
     eval_env = (
         make_env(
             spec.name, eval_cfg, train_cfg.eval_episodes, config["engine"], train_cfg.seed + 10_000

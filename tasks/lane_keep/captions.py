@@ -1,7 +1,7 @@
 """Ground-truth scene captions as fixed-slot token sequences, batched over simulations.
 
-A caption is ten words in a fixed template, e.g.
-"road curves left sharply obstacle left-lane near lane narrows slippery"; each
+A caption is nine words in a fixed template (a tenth slot pads), e.g.
+"road curves left sharply obstacle left-lane near lane narrows"; each
 slot takes one word from a small vocabulary, so captions for all simulations are built
 with array operations and decode back to text for people and for comparison with a
 captioning model's output. Token 0 pads, token 1 stands for an unknown word.
@@ -48,7 +48,6 @@ SHARPNESS_RADIUS_M = (300.0, 80.0, 40.0)
 CAPTION_SPEED_MPS = (10.0, 9.0, 7.0, 5.0)
 """The speed (m/s) a caption's sharpness word asks for: what "slow down before a sharp
 curve" means in the semantic-alignment reward."""
-SLIPPERY_FRICTION = 0.75
 OBSTACLE_NEAR_M = 20.0
 
 
@@ -64,7 +63,6 @@ class SceneFacts:
     """Its distance ahead along the road (m)."""
     narrowing: np.ndarray
     """bool: the lane narrows ahead."""
-    friction: np.ndarray
 
 
 def sharpness(curvature: np.ndarray) -> np.ndarray:
@@ -99,13 +97,15 @@ def caption_tokens(f: SceneFacts) -> np.ndarray:
     )
     tok[:, 7] = w["lane"]
     tok[:, 8] = np.where(f.narrowing, w["narrows"], w["normal"])
-    tok[:, 9] = np.where(f.friction < SLIPPERY_FRICTION, w["slippery"], w["dry"])
+    # The tenth slot once named the surface's friction, which neither the camera nor the
+    # LiDAR measures: it pads now (the vocabulary keeps its words, so old policies load).
     return tok
 
 
 def caption_speed(tokens: np.ndarray, target_speed: float) -> np.ndarray:
     """(N,) the speed (m/s) a caption asks for: its curve word's speed, slower for an
-    obstacle near in the own lane or a slippery surface, never above `target_speed`."""
+    obstacle near in the own lane (or a slippery surface, in an older caption), never
+    above `target_speed`."""
     speeds = np.full(len(VOCAB), np.inf)
     for word, v in zip(SHARPNESS, CAPTION_SPEED_MPS, strict=True):
         speeds[WORD_ID[word]] = v

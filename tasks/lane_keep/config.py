@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
+from simreal.tasks.lane_keep.perception import PerceptionConfig
 from simreal.tasks.lane_keep.rewards import REWARDS
-from simreal.tasks.lane_keep.roads import RoadConfig
+from simreal.tasks.lane_keep.roads import ROAD_SETS, RoadConfig
 from simreal.tasks.lane_keep.semantic import PROVIDERS
 from simreal.tasks.rate_timing import RateTiming
 from simreal.tasks.terms import WEIGHTS_UNIT, check_unit, default_weights
@@ -77,12 +79,39 @@ class PidConfig:
 
 
 @dataclass
+class BaselineConfig:
+    """The classical controllers beside the policy (`simreal eval baseline:NAME --task
+    lane-keep`). Gains picked on training roads only by `experiments/lane_keep_baselines.py`
+    (results/experiments/lane-keep-baselines)."""
+
+    speed_mps: float = 7.0
+    stanley_gain: float = 1.0
+    """k of Stanley's cross-track term (1/s)."""
+    stanley_soft_mps: float = 1.0
+    """Softening speed of Stanley's cross-track term (m/s)."""
+    pursuit_gain_s: float = 0.6
+    """Pure pursuit's look-ahead distance per unit speed (s)."""
+    pursuit_min_m: float = 4.0
+    """Pure pursuit's shortest look-ahead (m)."""
+
+
+@dataclass
 class LaneKeepConfig(RateTiming):
     physics_hz: int = 100
     control_hz: int = 20
     episode_s: float = 20.0
     evaluation: bool = False
-    """Held-out roads (road i for simulation i), centred starts, no randomization."""
+    """Held-out roads (road i for simulation i), starts drawn from the eval_start ranges
+    with the evaluation's seed."""
+    road_set: str = "held_out"
+    """Which roads an evaluation drives: held_out (final numbers), validation (model and
+    gain selection) or train (the training bank, for tuning baselines on it alone)."""
+    eval_start_offset_m: float = 0.5
+    """Evaluation starts up to this far (m) off the lane centre ..."""
+    eval_start_heading_rad: float = 0.2
+    """... up to this heading error (rad) ..."""
+    eval_start_speed_mps: tuple[float, float] = (4.0, 12.0)
+    """... at a speed in this range (m/s)."""
     target_speed_mps: float = 8.0
     start_speed_mps: tuple[float, float] = (4.0, 9.0)
     start_offset_m: float = 0.5
@@ -98,7 +127,12 @@ class LaneKeepConfig(RateTiming):
     """The policy sees road curvature this far ahead (m), as a lane detector reports it."""
     off_road_margin_m: float = 0.3
     """Off road: the car's side is this far beyond the road edge."""
-    road: RoadConfig = field(default_factory=RoadConfig)
+    road: RoadConfig = field(
+        default_factory=lambda: RoadConfig(ego_lane_obstacle_prob=0.5, obstacles=(1, 4))
+    )
+    """Half the roads have an obstacle in the car's own lane (a lane change or a stop)."""
+    perception: PerceptionConfig = field(default_factory=PerceptionConfig)
+    baselines: BaselineConfig = field(default_factory=BaselineConfig)
     lidar: LidarConfig = field(default_factory=LidarConfig)
     semantic: SemanticConfig = field(default_factory=SemanticConfig)
     pid: PidConfig = field(default_factory=PidConfig)
@@ -106,6 +140,10 @@ class LaneKeepConfig(RateTiming):
     reward_weights_unit: str = WEIGHTS_UNIT
     """Reward weights are per second (`tasks/terms.py`); saved with the config so that a
     config from before, per control step, is recognised and upgraded when loaded."""
+
+    def training_evaluation(self) -> LaneKeepConfig:
+        """What training evaluates on (and checkpoints are chosen by): validation roads."""
+        return dataclasses.replace(self, evaluation=True, road_set="validation")
 
     def validate(self) -> None:
         self.check_rates()
@@ -121,7 +159,15 @@ class LaneKeepConfig(RateTiming):
             raise ValueError(
                 f"road.length_m ({self.road.length_m}) must cover the longest episode: >= {needed}"
             )
+        if self.eval_start_offset_m < 0 or self.eval_start_heading_rad < 0:
+            raise ValueError("eval_start_offset_m and eval_start_heading_rad must be >= 0")
+        lo, hi = self.eval_start_speed_mps
+        if not 0 < lo <= hi <= 12.0:
+            raise ValueError(f"eval_start_speed_mps: need 0 < low <= high <= 12, got {lo}, {hi}")
+        if self.road_set not in ROAD_SETS:
+            raise ValueError(f"road_set: {self.road_set!r} is not one of {list(ROAD_SETS)}")
         self.road.validate()
+        self.perception.validate(self.control_dt)
         self.lidar.validate()
         self.semantic.validate()
         check_unit(self.reward_weights_unit)

@@ -27,11 +27,14 @@ from simreal.tasks.lane_keep.observations import (
     LaneReading,
     policy_terms,
 )
-from simreal.tasks.lane_keep.roads import RoadBank, build_bank, held_out_seeds, train_seeds
+from simreal.tasks.lane_keep.perception import DelayLine, LaneEstimate, detect_lane
+from simreal.tasks.lane_keep.roads import RoadBank, build_bank, evaluation_seeds, train_seeds
 from simreal.tasks.lane_keep.semantic import CaptionEncoder, make_encoder
 from simreal.tasks.terms import layout, observe
 
-CAPTION_LOOKAHEAD_M = (5.0, 40.0)
+CAPTION_LOOKAHEAD_M = (5.0, 25.0)
+"""A caption speaks of the road 5-25 m ahead: what the forward camera and the 20 m LiDAR
+see, not the map's curvature beyond."""
 OBSTACLE_HORIZON_M = 50.0
 NARROWING_LOOKAHEAD_M = 40.0
 COMFORT_LATERAL_ACCEL = 0.4
@@ -71,7 +74,8 @@ class LaneKeepEnv(TaskEnv):
         )
         limit = self.params.max_curvature
         if cfg.evaluation:
-            self.bank: RoadBank = build_bank(held_out_seeds(), cfg.eval_roads, cfg.road, limit)
+            seeds = evaluation_seeds(cfg.road_set, seed)
+            self.bank: RoadBank = build_bank(seeds, cfg.eval_roads, cfg.road, limit)
         else:
             road_rng = np.random.default_rng([seed, 8])
             self.bank = build_bank(train_seeds(road_rng), cfg.train_roads, cfg.road, limit)
@@ -97,7 +101,17 @@ class LaneKeepEnv(TaskEnv):
         self.sums = {k: np.zeros(n) for k in ("e2", "width", "speed")}
         self.collided_any = np.zeros(n, dtype=bool)
         self.off_road_any = np.zeros(n, dtype=bool)
+        self.perceives = cfg.perception.lane_state_source == "perception"
+        self.directions = lidar_mod.beam_directions(cfg.lidar.beams, cfg.lidar.fov_deg)
+        self.delay = DelayLine(n, cfg.perception.delay_steps(self.control_dt), 4)
+        self.error_samples: list[np.ndarray] = []
+        """|lateral error| (m) of every step of every first episode, in evaluation: what the
+        pooled RMSE and its percentiles are taken over."""
+        self.first_episode = np.ones(n, dtype=bool)
         self._measure()
+        self.perceived = self._truth_estimate(np.arange(n))
+        self.latest_detection = self._truth_estimate(np.arange(n))
+        self.delay.fill(np.arange(n), self.perceived.stack())
 
     def _measure(self) -> None:
         """Locate every car on its road and evaluate what rewards and observations need."""
@@ -123,13 +137,37 @@ class LaneKeepEnv(TaskEnv):
         self.desired_speed = np.minimum(self.cfg.target_speed_mps, v_curve)
         self.ranges_valid[:] = False
 
+    def _truth_estimate(self, ids: np.ndarray) -> LaneEstimate:
+        return LaneEstimate(
+            self.lane_offset[ids].copy(),
+            self.heading_error[ids].copy(),
+            self.lane_width[ids].copy(),
+            self.bank.curvature[self.road[ids], self.idx[ids]].copy(),
+        )
+
+    def _perceive(self) -> None:
+        """This step's lane estimate from the LiDAR, and the one the policy sees now (made
+        `perception.delay_s` ago); the exact lane state in ground-truth mode."""
+        if not self.perceives:
+            self.perceived = self._truth_estimate(np.arange(self.num_envs))
+            return
+        c = self.cfg.lidar
+        fresh = detect_lane(
+            self._scan(), self.directions, c.forward_m, c.max_range_m,
+            self.cfg.perception, self.latest_detection,
+        )  # fmt: skip
+        self.latest_detection = fresh
+        self.perceived = LaneEstimate.unstack(self.delay.push(fresh.stack()))
+
     def _update_pid(self) -> None:
+        """The PID correction from the lane state the policy sees (the estimate)."""
         c, dt = self.cfg.pid, self.control_dt
-        e = self.lane_offset
+        e = self.perceived.offset
         self.pid_integral = np.clip(self.pid_integral + e * dt, -c.integral_limit, c.integral_limit)
         derivative = (e - self.prev_offset) / dt
         self.prev_offset = e.copy()
-        raw = -(c.kp * e + c.ki * self.pid_integral + c.kd * derivative) - c.kh * self.heading_error
+        raw = -(c.kp * e + c.ki * self.pid_integral + c.kd * derivative)
+        raw -= c.kh * self.perceived.heading
         self.pid_correction = np.clip(raw, -self.params.max_steer, self.params.max_steer)
 
     def scene_facts(self) -> SceneFacts:
@@ -146,7 +184,6 @@ class LaneKeepEnv(TaskEnv):
             obstacle_place=place,
             obstacle_dist=dist,
             narrowing=ahead_w.min(axis=1) < self.lane_width - 0.2,
-            friction=self.bank.friction[self.road],
         )
 
     def apply_action(self, action: np.ndarray) -> None:
@@ -166,9 +203,12 @@ class LaneKeepEnv(TaskEnv):
             )
             self.step_physics(1)
         self._measure()
+        self._perceive()
         self._update_pid()
 
     def after_step(self) -> None:
+        if self.cfg.evaluation:
+            self.error_samples.append(np.abs(self.lane_offset[self.first_episode]))
         self.sums["e2"] += self.lane_offset**2
         self.sums["width"] += self.lane_width
         self.sums["speed"] += self.body_vel[:, 0]
@@ -218,9 +258,12 @@ class LaneKeepEnv(TaskEnv):
         return self.ranges
 
     def observe(self) -> tuple[np.ndarray, np.ndarray]:
+        """The policy reads the lane estimate, odometry and gyro with their noise; the
+        critic reads the simulator's exact lane state and the privileged terms."""
         self._refresh_captions()
         preview = geo.curvature_ahead(self.bank, self.road, self.idx, self.cfg.curvature_preview_m)
-        reading = LaneReading(
+        lidar = self._scan() if self.cfg.lidar.enabled else None
+        truth = LaneReading(
             self.lane_offset,
             self.heading_error,
             self.body_vel,
@@ -230,22 +273,37 @@ class LaneKeepEnv(TaskEnv):
             preview,
             self.action,
             self.pid_correction,
-            self._scan() if self.cfg.lidar.enabled else None,
+            lidar,
             self.tokens,
         )
-        obs = observe(self.policy_terms, reading)
-        critic = observe(self.critic_terms, reading)
+        critic = observe(self.critic_terms, truth)
         critic = np.concatenate([critic, observe(PRIVILEGED_TERMS, self)], axis=1)
-        return obs, critic
+        if not self.perceives:
+            return observe(self.policy_terms, truth), critic
+        p, e = self.cfg.perception, self.perceived
+        sensed = LaneReading(
+            e.offset,
+            e.heading,
+            self.body_vel + self.rng.normal(0.0, p.speed_noise_mps, self.body_vel.shape),
+            self.yaw_rate + self.rng.normal(0.0, p.yaw_rate_noise_rad_s, self.num_envs),
+            self.steer,
+            e.width,
+            np.repeat(e.curvature[:, None], preview.shape[1], axis=1),
+            self.action,
+            self.pid_correction,
+            lidar,
+            self.tokens,
+        )
+        return observe(self.policy_terms, sensed), critic
 
     def reset_state(self, ids: np.ndarray) -> None:
         c, n = self.cfg, ids.size
         if c.evaluation:
             road = ids % self.bank.size
             s0 = np.zeros(n)
-            lateral = np.zeros(n)
-            dyaw = np.zeros(n)
-            speed = np.full(n, c.target_speed_mps)
+            lateral = self.rng.uniform(-c.eval_start_offset_m, c.eval_start_offset_m, n)
+            dyaw = self.rng.uniform(-c.eval_start_heading_rad, c.eval_start_heading_rad, n)
+            speed = self.rng.uniform(*c.eval_start_speed_mps, n)
         else:
             road = self.rng.integers(0, self.bank.size, n)
             s0 = self.rng.uniform(*c.start_s_m, n)
@@ -276,6 +334,8 @@ class LaneKeepEnv(TaskEnv):
         self.collided_any[ids] = False
         self.off_road_any[ids] = False
         self._measure()
+        if hasattr(self, "delay"):  # not during construction, which fills it itself
+            self._restart_perception(ids)
         self.pid_integral[ids] = 0.0
         self.prev_offset[ids] = self.lane_offset[ids]
         c_pid = self.cfg.pid
@@ -285,7 +345,19 @@ class LaneKeepEnv(TaskEnv):
             self.params.max_steer,
         )
 
+    def _restart_perception(self, ids: np.ndarray) -> None:
+        """A restarted car's detector starts from the exact lane state (as if it had
+        locked on before the episode), its delay line full of it."""
+        start = self._truth_estimate(ids)
+        self.delay.fill(ids, start.stack())
+        if self.perceives:
+            for name in ("offset", "heading", "width", "curvature"):
+                getattr(self.latest_detection, name)[ids] = getattr(start, name)
+        for name in ("offset", "heading", "width", "curvature"):
+            getattr(self.perceived, name)[ids] = getattr(start, name)
+
     def episode_metrics(self, ids: np.ndarray) -> dict[str, np.ndarray]:
+        self.first_episode[ids] = False
         steps = np.maximum(self.episode_step[ids], 1)
         rmse = np.sqrt(self.sums["e2"][ids] / steps)
         return {
@@ -296,27 +368,90 @@ class LaneKeepEnv(TaskEnv):
             "mean_speed_mps": self.sums["speed"][ids] / steps,
         }
 
-    @staticmethod
-    def summarize_episodes(ended: dict[str, list[float]]) -> dict[str, float]:
-        """Spread across evaluation episodes (evaluate() reports means)."""
-        return {"lateral_rmse_std_m": float(np.std(ended["lateral_rmse_m"]))}
+    def summarize_episodes(self, ended: dict[str, list[float]]) -> dict[str, float]:
+        """Beyond evaluate()'s means (`lateral_rmse_m` is the mean of the roads' RMSEs):
+        their spread, and the error pooled over every step of every road (RMSE, 95th
+        percentile, maximum), so that long easy roads cannot hide a short bad one."""
+        out = {"lateral_rmse_std_m": float(np.std(ended["lateral_rmse_m"]))}
+        if self.error_samples:
+            errors = np.concatenate(self.error_samples)
+            out.update(
+                lateral_rmse_pooled_m=float(np.sqrt(np.mean(errors**2))),
+                lateral_error_p95_m=float(np.percentile(errors, 95)),
+                lateral_error_max_m=float(errors.max()),
+            )
+        return out
+
+    def evaluation_conditions(self) -> dict:
+        c = self.cfg
+        return {
+            **super().evaluation_conditions(),
+            "road_set": c.road_set,
+            "lane_state_source": c.perception.lane_state_source,
+            "lane_estimate_delay_s": c.perception.delay_s if self.perceives else 0.0,
+            "obstacles_in_lane": c.road.ego_lane_obstacle_prob > 0,
+            "ego_lane_obstacle_prob": c.road.ego_lane_obstacle_prob,
+            "start_offset_m": c.eval_start_offset_m,
+            "start_heading_rad": c.eval_start_heading_rad,
+            "start_speed_mps": list(c.eval_start_speed_mps),
+            "road_friction": list(c.road.friction),
+            "lidar_noise_m": c.lidar.noise_std_m,
+            "semantic_provider": c.semantic.provider,
+        }
 
     def baseline_policy(self, name: str):
-        """A policy callable obs -> action that needs no training: `pid` steers with the
-        PID correction it finds in the observation and holds pid.baseline_speed_mps."""
-        if name != "pid":
-            raise ValueError(f"lane-keep: unknown baseline {name!r}; available: pid")
-        names = [term for term, _ in self.observation_layout]
-        if "pid_correction" not in names:
-            raise ValueError("baseline pid needs task.pid.feature=true (the PID observation)")
-        col = sum(size for term, size in self.observation_layout[: names.index("pid_correction")])
-        speed = 2.0 * self.cfg.pid.baseline_speed_mps / self.params.max_speed - 1.0
-        max_steer = self.params.max_steer
+        """A policy callable obs -> action that needs no training, reading the same
+        observation as the policy (the lane estimate in perception mode):
+
+        - `pid`: steers with the PID correction of the observation;
+        - `stanley`: Stanley's law with curvature feed-forward, delta = -e_psi -
+          atan(k e / (v_soft + v)) + atan(L kappa);
+        - `pure_pursuit`: aims at the lane centre a look-ahead distance ahead
+          (max(min, gain v)), read from the estimate's offset, heading and curvature:
+          delta = atan(2 L y / l^2).
+
+        Each holds `baselines.speed_mps`. Their gains were picked on training roads only
+        (`experiments/lane_keep_baselines.py`)."""
+        b = self.cfg.baselines
+        column = _columns(self.observation_layout)
+        max_steer, wheelbase = self.params.max_steer, self.params.wheelbase
+        if name == "pid":
+            if "pid_correction" not in column:
+                raise ValueError("baseline pid needs task.pid.feature=true (the PID observation)")
+            speed = self.cfg.pid.baseline_speed_mps
+
+            def steer(obs: np.ndarray) -> np.ndarray:
+                return obs[:, column["pid_correction"]]
+
+        elif name in ("stanley", "pure_pursuit"):
+            speed = b.speed_mps
+            off, head = column["lane_offset"], column["heading_error"]
+            vx, kappa = column["base_lin_vel"], column["curvature_preview"]
+
+            def steer(obs: np.ndarray) -> np.ndarray:
+                e, e_psi, v = obs[:, off], obs[:, head], np.maximum(obs[:, vx], 0.0)
+                k = obs[:, kappa] / 10.0  # the observation scales curvature by 10
+                if name == "stanley":
+                    return (
+                        -e_psi
+                        - np.arctan(b.stanley_gain * e / (b.stanley_soft_mps + v))
+                        + np.arctan(wheelbase * k)
+                    )
+                ahead = np.maximum(b.pursuit_min_m, b.pursuit_gain_s * v)
+                # the lane centre `ahead` metres on, in the car frame (small angles)
+                y = -e - np.tan(e_psi) * ahead + 0.5 * k * ahead**2
+                return np.arctan(2.0 * wheelbase * y / ahead**2)
+
+        else:
+            raise ValueError(
+                f"lane-keep: unknown baseline {name!r}; available: pid, stanley, pure_pursuit"
+            )
+        throttle = 2.0 * speed / self.params.max_speed - 1.0
 
         def act(obs: np.ndarray) -> np.ndarray:
             out = np.empty((obs.shape[0], 2), dtype=np.float32)
-            out[:, 0] = obs[:, col] / max_steer
-            out[:, 1] = speed
+            out[:, 0] = np.clip(steer(obs) / max_steer, -1.0, 1.0)
+            out[:, 1] = throttle
             return out
 
         return act
@@ -336,3 +471,12 @@ class LaneKeepEnv(TaskEnv):
             "caption_vocabulary": list(VOCAB),
             "caption_refresh_steps": self.cfg.semantic.refresh_steps,
         }
+
+
+def _columns(layout: tuple[tuple[str, int], ...]) -> dict[str, int]:
+    """First column of each observation term."""
+    out, col = {}, 0
+    for name, size in layout:
+        out[name] = col
+        col += size
+    return out

@@ -312,9 +312,29 @@ def train_seeds(rng: np.random.Generator):
         yield int(rng.integers(0, HELD_OUT_SEED0))
 
 
-def held_out_seeds():
-    """Held-out seeds in order: evaluation road i is the i-th valid one."""
-    seed = HELD_OUT_SEED0
+def held_out_seeds(first: int = HELD_OUT_SEED0):
+    """Held-out seeds in order from `first`: evaluation road i is the i-th valid one."""
+    seed = first
     while True:
         yield seed
         seed += 1
+
+
+VALIDATION_SEED0 = 2_000_000
+"""Validation roads (model selection, training-time evaluation) start here: apart from
+the training seeds (below HELD_OUT_SEED0) and from the held-out roads' first 1,000,000."""
+
+ROAD_SETS = ("held_out", "validation", "train")
+
+
+def evaluation_seeds(road_set: str, seed: int):
+    """The seeds of an evaluation's roads: held-out (the final numbers), validation
+    (choosing among checkpoints or gains) or training roads (the training bank's draw of
+    `seed`: tuning a baseline on training roads only)."""
+    if road_set == "held_out":
+        return held_out_seeds()
+    if road_set == "validation":
+        return held_out_seeds(VALIDATION_SEED0)
+    if road_set == "train":
+        return train_seeds(np.random.default_rng([seed, 8]))
+    raise ValueError(f"road_set: {road_set!r} is not one of {list(ROAD_SETS)}")
