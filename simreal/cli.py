@@ -56,6 +56,37 @@ class _Renamed(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
+def _add_renamed_out(parser: argparse.ArgumentParser, new: str, dest: str) -> None:
+    """The old `--out FILE` spelling of option `new`: `--out` names a folder in every
+    command now, so a command whose `--out` was a file keeps it only as a deprecated alias."""
+    parser.add_argument(
+        "--out",
+        dest=dest,
+        type=Path,
+        metavar="FILE",
+        action=_Renamed,
+        new=new,
+        help=f"deprecated spelling of {new}",
+    )
+
+
+def _add_rt_priority(parser: argparse.ArgumentParser) -> None:
+    """`--rt-priority` of the commands that run a real-time loop (the node and the virtual
+    robot), so that both say the same about it."""
+    parser.add_argument(
+        "--rt-priority",
+        type=int,
+        metavar="P",
+        help="run the loop SCHED_FIFO at priority P (1-99; needs root or CAP_SYS_NICE)",
+    )
+
+
+def _add_domain_and_duration(parser: argparse.ArgumentParser) -> None:
+    """The DDS domain and run length of the commands that run as DDS processes."""
+    parser.add_argument("--domain", type=int, default=0, help="DDS domain id")
+    parser.add_argument("--duration", type=float, metavar="S", help="stop after S seconds")
+
+
 class _OneLineCommands(argparse.HelpFormatter):
     """`simreal --help` lists every command with its summary on one line."""
 
@@ -239,15 +270,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--onnx", type=Path, metavar="FILE", help="ONNX file to write (default: RUN/policy.onnx)"
     )
-    s.add_argument(
-        "--out",
-        dest="onnx",
-        type=Path,
-        metavar="FILE",
-        action=_Renamed,
-        new="--onnx",
-        help="deprecated spelling of --onnx",
-    )
+    _add_renamed_out(s, "--onnx", dest="onnx")
     s.set_defaults(func=cmd_export)
 
     s = sub.add_parser("sim-robot", help="run the virtual robot behind the robot's DDS interface")
@@ -266,8 +289,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="S",
         help="with --band: let go at S s of simulated time (after the first command)",
     )
-    s.add_argument("--domain", type=int, default=0, help="DDS domain id")
-    s.add_argument("--duration", type=float, metavar="S", help="stop after S seconds")
+    _add_domain_and_duration(s)
     s.add_argument(
         "--interface",
         choices=("unitree", "ros2"),
@@ -277,12 +299,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--push-force", type=float, default=0.0, metavar="N", help="periodic torso pushes (N)"
     )
-    s.add_argument(
-        "--rt-priority",
-        type=int,
-        metavar="P",
-        help="run the loop SCHED_FIFO at priority P (1-99; needs root or CAP_SYS_NICE)",
-    )
+    _add_rt_priority(s)
     s.add_argument("--push-every", type=float, default=4.0, metavar="S", help="push period")
     s.add_argument("--push-duration", type=float, default=0.2, metavar="S", help="push length")
     s.add_argument(
@@ -308,12 +325,7 @@ def build_parser() -> argparse.ArgumentParser:
         "joint states, IMU and joint commands, as node simreal_policy through rclpy if it "
         "can be imported, else over CycloneDDS with ROS 2's wire conventions",
     )
-    s.add_argument(
-        "--rt-priority",
-        type=int,
-        metavar="P",
-        help="run the loop SCHED_FIFO at priority P (1-99; needs root or CAP_SYS_NICE)",
-    )
+    _add_rt_priority(s)
     s.add_argument(
         "--no-rclpy",
         action="store_true",
@@ -329,8 +341,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="MS",
         help="watchdog: damp when the newest valid state is older than this",
     )
-    s.add_argument("--domain", type=int, default=0, help="DDS domain id")
-    s.add_argument("--duration", type=float, metavar="S", help="stop after S seconds")
+    _add_domain_and_duration(s)
     s.add_argument(
         "--auto-start",
         action="store_true",
@@ -359,15 +370,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="overlay YAML to write or update (every routine but excite)",
     )
-    s.add_argument(
-        "--out",
-        dest="overlay",
-        type=Path,
-        metavar="FILE",
-        action=_Renamed,
-        new="--overlay",
-        help="deprecated spelling of --overlay",
-    )
+    _add_renamed_out(s, "--overlay", dest="overlay")
     s.add_argument("--group", default="left_leg", help="joint group: left_leg, right_leg, ...")
     s.add_argument("--amplitude", type=float, default=0.2, help="excite: rad around the default")
     s.add_argument("--perturb", type=Path, metavar="FILE", help="excite: virtual robot's truth")
@@ -437,15 +440,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="with one file: write it (resampled) to FILE",
     )
-    d.add_argument(
-        "--out",
-        dest="write",
-        type=Path,
-        metavar="FILE",
-        action=_Renamed,
-        new="--write",
-        help="deprecated spelling of --write",
-    )
+    _add_renamed_out(d, "--write", dest="write")
     d.set_defaults(func=cmd_dex_check)
 
     s = sub.add_parser("bench", help="list the benchmarks, or run one")
