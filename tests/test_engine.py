@@ -7,16 +7,13 @@ import os
 
 import numpy as np
 import pytest
+from _crazyflie import MJCF, blow_up, in_the_air
 
-from simreal.robots.crazyflie import CrazyflieParams, build_mjcf
 from simreal.sim import Engine, make_engine
 from simreal.sim.mjbatch_engine import DIVERGED_QVEL, MjBatchEngine
 
 N = 8
-PARAMS = CrazyflieParams()
-MJCF = build_mjcf(PARAMS)
 BASE = 1
-HOVER = PARAMS.weight / 4
 
 
 @pytest.fixture(autouse=True)
@@ -30,13 +27,6 @@ def engine() -> MjBatchEngine:
     return MjBatchEngine.from_xml(MJCF, N, num_threads=2)
 
 
-def in_the_air(engine: MjBatchEngine) -> None:
-    """Every simulation level at 1 m, at rest, with hover thrust."""
-    qpos = np.tile([0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0], (engine.num_envs, 1))
-    engine.reset(np.arange(engine.num_envs), qpos, np.zeros((engine.num_envs, 6)))
-    engine.ctrl[:] = HOVER
-
-
 def test_engine_satisfies_the_protocol_and_make_engine_builds_it():
     engine = make_engine("mjbatch", MJCF, 3, num_threads=1)
     assert isinstance(engine, Engine)
@@ -48,10 +38,7 @@ def test_engine_satisfies_the_protocol_and_make_engine_builds_it():
 
 @pytest.mark.parametrize("bad", [np.nan, 1e30], ids=["nan", "huge"])
 def test_unstable_flags_the_simulation_mujoco_reset_and_only_it(engine, bad):
-    in_the_air(engine)
-    engine.step(8)
-    assert not engine.unstable().any()
-    engine.qvel[3] = bad
+    blow_up(engine, bad)
     engine.step(8)
     # MuJoCo reset simulation 3 itself during the step: its state is finite again and
     # only the warning counters tell what happened.

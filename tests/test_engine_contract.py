@@ -16,17 +16,14 @@ import sys
 import mujoco
 import numpy as np
 import pytest
+from _crazyflie import HOVER, MJCF, blow_up, in_the_air, step_alone
 
-from simreal.robots.crazyflie import CrazyflieParams, build_mjcf
 from simreal.sim import ENGINES, Engine, installed_engines, make_engine
 from simreal.tasks.rotations import quat_from_roll_pitch_yaw
 
 N = 8
-PARAMS = CrazyflieParams()
-MJCF = build_mjcf(PARAMS)
 MODEL = mujoco.MjModel.from_xml_string(MJCF)
 BASE = 1
-HOVER = PARAMS.weight / 4
 INSTALLED = installed_engines()
 
 TOLERANCE = {"mjbatch": 1e-9, "pybullet": 1e-9, "warp": 2e-6, "genesis": 2e-6}
@@ -63,13 +60,6 @@ def engine(request) -> Engine:
     return engine
 
 
-def in_the_air(engine: Engine) -> None:
-    """Every simulation level at 1 m, at rest, with hover thrust."""
-    qpos = np.tile([0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0], (engine.num_envs, 1))
-    engine.reset(np.arange(engine.num_envs), qpos, np.zeros((engine.num_envs, 6)))
-    engine.ctrl[:] = HOVER
-
-
 def flying_states(n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Distinct states and controls, all well clear of the floor."""
     rng = np.random.default_rng(seed)
@@ -81,15 +71,6 @@ def flying_states(n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray
     qvel = rng.uniform(-0.5, 0.5, (n, 6))
     ctrl = rng.uniform(0.5, 1.5, (n, 4)) * HOVER
     return qpos, qvel, ctrl
-
-
-def step_alone(model, qpos, qvel, ctrl, nstep):
-    """The same simulation in a plain MjData."""
-    data = mujoco.MjData(model)
-    data.qpos[:], data.qvel[:], data.ctrl[:] = qpos, qvel, ctrl
-    for _ in range(nstep):
-        mujoco.mj_step(model, data)
-    return data
 
 
 def test_every_engine_is_installed_here():
@@ -219,10 +200,7 @@ def test_motor_lag_slows_thrust_build_up(engine):
 
 @pytest.mark.parametrize("bad", [np.nan, 1e30], ids=["nan", "huge"])
 def test_a_blown_up_simulation_is_flagged_alone_and_recovers_by_reset(engine, bad):
-    in_the_air(engine)
-    engine.step(8)
-    assert not engine.unstable().any()
-    engine.qvel[3] = bad
+    blow_up(engine, bad)
     engine.step(8)
     np.testing.assert_array_equal(engine.unstable(), np.arange(N) == 3)
     others = np.arange(N) != 3

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import time
 
-import mujoco
 import numpy as np
 import pybullet as p
 import pytest
+from _crazyflie import HOVER, MJCF, PARAMS, blow_up, in_the_air
 
-from simreal.robots.crazyflie import CrazyflieParams, build_mjcf
 from simreal.sim import Engine, make_engine
 from simreal.sim.mjbatch_engine import MjBatchEngine
 from simreal.sim.pybullet_engine import (
@@ -28,10 +27,7 @@ from simreal.tasks.quadrotor import QuadPhysics, QuadRandomization
 from simreal.tasks.rotations import quat_from_roll_pitch_yaw, roll_pitch
 
 N = 6
-PARAMS = CrazyflieParams()
-MJCF = build_mjcf(PARAMS)
 BASE = 1
-HOVER = PARAMS.weight / 4
 REST_Z = PARAMS.collision_height / 2
 
 BRICK = """<mujoco>
@@ -96,22 +92,6 @@ def manoeuvre() -> np.ndarray:
         (21, HOVER * np.ones(4)),
     ]
     return np.concatenate([np.tile(thrust, (steps, 1)) for steps, thrust in phases])
-
-
-def in_the_air(engine) -> None:
-    """Every copy level at 1 m, at rest, with hover thrust."""
-    qpos = np.tile([0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0], (engine.num_envs, 1))
-    engine.reset(np.arange(engine.num_envs), qpos, np.zeros((engine.num_envs, 6)))
-    engine.ctrl[:] = HOVER
-
-
-def step_alone(model, qpos, qvel, ctrl, nstep):
-    """The same simulation in a plain MjData."""
-    data = mujoco.MjData(model)
-    data.qpos[:], data.qvel[:], data.ctrl[:] = qpos, qvel, ctrl
-    for _ in range(nstep):
-        mujoco.mj_step(model, data)
-    return data
 
 
 def test_crazyflie_flight_matches_mjbatch():
@@ -255,10 +235,7 @@ def test_model_field_refuses_what_pybullet_cannot_vary(engine):
 
 @pytest.mark.parametrize("bad", [np.nan, 1e30], ids=["nan", "huge"])
 def test_bad_state_or_control_restarts_that_copy_and_is_reported_once(engine, bad):
-    in_the_air(engine)
-    engine.step(8)
-    assert not engine.unstable().any()
-    engine.qvel[3] = bad
+    blow_up(engine, bad)
     engine.ctrl[4, 0] = np.nan
     engine.step(8)
     # Like MuJoCo, the engine restarted copies 3 and 4 from the model's initial state.
