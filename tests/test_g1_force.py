@@ -9,6 +9,7 @@ import math
 import mujoco
 import numpy as np
 import pytest
+from _g1_falls import assert_every_robot_falls
 
 from simreal.robots.g1 import ACTUATORS, DEFAULT_JOINT_POS, JOINT_NAMES
 from simreal.tasks import make_env
@@ -60,17 +61,7 @@ def test_a_force_beyond_the_robot_ends_the_episode_as_a_fall():
     push = dataclasses.replace(G1ForceConfig().eval_push, max_n=3000.0, onset_s=0.0)
     env = make(2, evaluation=True, eval_push=push)  # 1500 N and 3000 N at once
     env.reset()
-    ended = np.zeros(2, dtype=bool)
-    for _ in range(150):
-        step = env.step(np.zeros((2, 29)))
-        assert np.isfinite(step.obs).all() and np.isfinite(step.critic_obs).all()
-        assert not step.truncated.any()
-        ended |= step.terminated
-        if "episode" in step.info:
-            np.testing.assert_array_equal(step.info["episode"]["fall_rate"], 1.0)
-        if ended.all():
-            break
-    assert ended.all()
+    assert_every_robot_falls(env, 150)
 
 
 def test_force_schedule_respects_the_shared_curriculum_cap_and_falls_below_its_start():
