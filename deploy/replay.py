@@ -19,6 +19,8 @@ from simreal.deploy.logs.reader import Rollout
 from simreal.deploy.logs.sim import Resimulation
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from simreal.sim.render import Camera
 
 
@@ -162,13 +164,19 @@ def _base_position(ax, rollout: Rollout, resim: Resimulation | None) -> bool:
     return True
 
 
+def _plot_columns(ax, t: np.ndarray, values: np.ndarray, labels: Iterable[str]) -> None:
+    """One thin line per column of `values` over `t`, labelled in order: the panels that
+    draw a series' components (actions, gyro axes, loop timing) draw them alike."""
+    for i, label in enumerate(labels):
+        ax.plot(t, values[:, i], lw=1, label=label)
+
+
 def _actions(ax, rollout: Rollout, _: object) -> bool:
     action = rollout.series.get("action")
     if action is None:
         return False
     names = rollout.meta.action_names or [str(i) for i in range(action.values.shape[1])]
-    for i, name in enumerate(names):
-        ax.plot(action.t, action.values[:, i], lw=1, label=name)
+    _plot_columns(ax, action.t, action.values, names)
     return True
 
 
@@ -176,8 +184,7 @@ def _imu(ax, rollout: Rollout, _: object) -> bool:
     gyro = rollout.series.get("imu_angular_velocity")
     if gyro is None:
         return False
-    for i, axis in enumerate("xyz"):
-        ax.plot(gyro.t, gyro.values[:, i], lw=1, label=axis)
+    _plot_columns(ax, gyro.t, gyro.values, "xyz")
     return True
 
 
@@ -185,8 +192,7 @@ def _timing(ax, rollout: Rollout, _: object) -> bool:
     timing = rollout.series.get("loop_timing")
     if timing is None:
         return False
-    ax.plot(timing.t, 1e3 * timing.values[:, 0], lw=1, label="period")
-    ax.plot(timing.t, 1e3 * timing.values[:, 1], lw=1, label="compute")
+    _plot_columns(ax, timing.t, 1e3 * timing.values, ("period", "compute"))
     return True
 
 
