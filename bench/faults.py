@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from simreal.children import SimrealChild
+from simreal.deploy_refusals import BAD_DEPLOY_ARGUMENTS
 from simreal.reports import emit
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -409,17 +410,6 @@ def fault_command_mode_machine(pair: Pair, dds) -> dict:
     return row(name, expected, observed, dropped > 0 and obeyed == 0)
 
 
-BAD_ARGUMENTS = [
-    (("--rate", "0"), "--rate 0 Hz"),
-    (("--rate", "-500"), "--rate -500 Hz"),
-    (("--state-timeout", "inf"), "--state-timeout inf ms"),
-    (("--state-timeout", "nan"), "--state-timeout nan ms"),
-    (("--state-timeout", "-5"), "--state-timeout -5 ms"),
-    (("--domain", "999"), "--domain 999"),
-    (("--domain", "-1"), "--domain -1"),
-]
-
-
 def refused(policy: Path, args: tuple[str, ...], message: str) -> tuple[bool, str]:
     run = subprocess.run(
         [sys.executable, "-m", "simreal", "deploy", str(policy), "--robot", "g1", *args],
@@ -436,7 +426,7 @@ def refused(policy: Path, args: tuple[str, ...], message: str) -> tuple[bool, st
 def fault_bad_arguments(policy: Path) -> list[dict]:
     return [
         row(f"deploy {' '.join(args)}", "exit 2, value named", obs, ok)
-        for args, message in BAD_ARGUMENTS
+        for args, message in BAD_DEPLOY_ARGUMENTS
         for ok, obs in [refused(policy, args, message)]
     ]
 

@@ -30,6 +30,7 @@ from simreal.deploy.g1.safety import (
 from simreal.deploy.g1.sim_robot import MotorCommand
 from simreal.deploy.g1.virtual_robot import Commander, VirtualRobotConfig
 from simreal.deploy.runtime import PolicyMetadataError
+from simreal.deploy_refusals import BAD_DEPLOY_ARGUMENTS
 from simreal.robots.g1 import ACTUATORS, DEFAULT_JOINT_POS, JOINT_NAMES, JOINTS
 
 STATE_TIMEOUT_MS = "200"
@@ -371,18 +372,7 @@ def test_robot_drops_a_command_for_another_mode_machine():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        (("--rate", "0"), "--rate 0 Hz"),
-        (("--rate", "-500"), "--rate -500 Hz"),
-        (("--state-timeout", "inf"), "--state-timeout inf ms"),
-        (("--state-timeout", "nan"), "--state-timeout nan ms"),
-        (("--state-timeout", "-5"), "--state-timeout -5 ms"),
-        (("--domain", "999"), "--domain 999"),
-        (("--domain", "-1"), "--domain -1"),
-    ],
-)
+@pytest.mark.parametrize(("args", "message"), BAD_DEPLOY_ARGUMENTS)
 def test_bad_deploy_arguments_are_refused_before_dds(policy, args, message):
     run = subprocess.run(
         [sys.executable, "-m", "simreal", "deploy", str(policy), "--robot", "g1", *args],
