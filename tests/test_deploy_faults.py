@@ -204,10 +204,7 @@ def test_replayed_state_with_a_frozen_tick_trips_the_node(policy):
             while line is None and time.monotonic() < end:
                 write_raw(replay, last)
                 time.sleep(0.002)
-                while not node.lines.empty():
-                    text = node.lines.get()
-                    node.seen.append(text)
-                    line = text if "-> DAMPING" in text else line
+                line = node.poll_for("-> DAMPING")
             os.kill(robot.popen.pid, signal.SIGCONT)
     finally:
         robot.stop()
@@ -302,10 +299,7 @@ def test_second_commander_while_running_damps_the_node_naming_it(policy):
             while line is None and time.monotonic() < end:
                 write_raw(rogue, hold)
                 time.sleep(0.01)
-                while not node.lines.empty():
-                    text = node.lines.get()
-                    node.seen.append(text)
-                    line = text if "-> DAMPING" in text else line
+                line = node.poll_for("-> DAMPING")
             guid = str(rogue.guid)
             # Best-effort samples: keep commanding until the robot has seen one and said so
             # (the node may damp after the first, before the robot received any).
@@ -343,10 +337,7 @@ def test_robot_in_another_mode_trips_the_node(policy):
                     rec["crc"] = record_crc(rec)
                     write_raw(forged, LOWSTATE_CDR.to_cdr(rec))
                 time.sleep(0.002)
-                while not node.lines.empty():
-                    text = node.lines.get()
-                    node.seen.append(text)
-                    line = text if "-> DAMPING" in text else line
+                line = node.poll_for("-> DAMPING")
     finally:
         robot.stop()
         node.stop() if node else None
