@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _procs import Proc
+from _procs import g1_node, terminal, virtual_g1
 
 from simreal.deploy.commands import MAX_AGE_S, CommandRanges, VelocityCommands
 from simreal.deploy.dds import DdsParticipant, topic_name
@@ -326,17 +326,10 @@ def test_g1_pull_walks_on_cmd_vel_and_the_remote_against_the_virtual_robot(tmp_p
     command_velocity), an out-of-range one is clipped and counted, and the virtual robot's
     truth log holds its odometry."""
     dom = domain(2)
-    robot = Proc(
-        "sim-robot", "g1", "--band", "--domain", str(dom), "--duration", "90",
-        "--log", str(tmp_path / "truth"),
-    )  # fmt: skip
+    robot = virtual_g1(dom, "--band", "--log", str(tmp_path / "truth"), duration_s=90)
     node = None
     try:
-        robot.wait_for("virtual g1 ready", 30)
-        node = Proc(
-            "deploy", str(PULL), "--robot", "g1", "--domain", str(dom), "--duration", "90",
-            "--state-timeout", "200", "--auto-start", "--log", str(tmp_path / "node"),
-        )  # fmt: skip
+        node = g1_node(PULL, dom, "--auto-start", "--log", str(tmp_path / "node"), duration_s=90)
         node.wait_for("HOLD -> ACTIVE", 60)
         with DdsParticipant(dom) as dds:
             cmd_vel = dds.writer(topic_name(links.CMD_VEL_TOPIC), msgs.Twist)
@@ -380,32 +373,26 @@ def test_g1_pull_walks_on_cmd_vel_and_the_remote_against_the_virtual_robot(tmp_p
 def test_velocity_keys_in_the_node_terminal_walk_g1_pull(tmp_path):
     """`,` twice in the node's terminal (a real pty) holds vx at -0.2 m/s, beyond the
     half second in which cmd_vel would decay; `k` stops the walking."""
-    import pty
-
     dom = domain(4)
-    master, slave = pty.openpty()
-    robot = Proc("sim-robot", "g1", "--band", "--domain", str(dom), "--duration", "90")
-    node = None
-    try:
-        robot.wait_for("virtual g1 ready", 30)
-        node = Proc(
-            "deploy", str(PULL), "--robot", "g1", "--domain", str(dom), "--duration", "90",
-            "--state-timeout", "200", "--auto-start", "--log", str(tmp_path / "node"),
-            stdin=slave,
-        )  # fmt: skip
-        node.wait_for("keys: walk: i/, forward/back", 30)
-        node.wait_for("HOLD -> ACTIVE", 60)
-        os.write(master, b",,")
-        time.sleep(2.0)
-        os.write(master, b"k")
-        time.sleep(0.5)
-        summary = node.stop()
-    finally:
-        if node:
-            node.stop()
-        robot.stop()
-        os.close(master)
-        os.close(slave)
+    with terminal() as (master, slave):
+        robot = virtual_g1(dom, "--band", duration_s=90)
+        node = None
+        try:
+            node = g1_node(
+                PULL, dom, "--auto-start", "--log", str(tmp_path / "node"),
+                duration_s=90, stdin=slave,
+            )  # fmt: skip
+            node.wait_for("keys: walk: i/, forward/back", 30)
+            node.wait_for("HOLD -> ACTIVE", 60)
+            os.write(master, b",,")
+            time.sleep(2.0)
+            os.write(master, b"k")
+            time.sleep(0.5)
+            summary = node.stop()
+        finally:
+            if node:
+                node.stop()
+            robot.stop()
     assert summary["commands_received"] == 3 and summary["commands_clipped"] == 0
     rollout = read_rollout(tmp_path / "node")
     names = [name for name, _ in rollout.meta.observation_names]

@@ -12,7 +12,7 @@ import time
 
 import pytest
 from _g1_policy import export_g1_policy
-from _procs import Proc
+from _procs import g1_node, virtual_g1
 
 from simreal.deploy.dds import DdsParticipant, stream_qos, take_raw, write_raw
 from simreal.deploy.dds.unitree_hg import LOWCMD_TOPIC, LOWSTATE_TOPIC, LowCmd_, LowState_
@@ -33,26 +33,12 @@ from simreal.deploy.runtime import PolicyMetadataError
 from simreal.deploy_refusals import BAD_DEPLOY_ARGUMENTS
 from simreal.robots.g1 import ACTUATORS, DEFAULT_JOINT_POS, JOINT_NAMES, JOINTS
 
-STATE_TIMEOUT_MS = "200"
-"""As in tests/test_g1_deploy.py: a loaded CI machine stalls processes for 100 ms."""
 KNEE = JOINT_NAMES.index("left_knee_joint")
 KNEE_BEYOND = JOINTS["left_knee_joint"].upper + 0.62
 
 
 def domain(k: int) -> int:
     return 1 + (os.getpid() * 7 + k) % 230
-
-
-def hung_robot(dom: int) -> Proc:
-    """The virtual G1 on its gantry in another process, ready on domain `dom` (stopped
-    again if it never gets there)."""
-    robot = Proc("sim-robot", "g1", "--hang", "--domain", str(dom), "--duration", "60")
-    try:
-        robot.wait_for("virtual g1 ready", 30)
-    except AssertionError:
-        robot.stop()
-        raise
-    return robot
 
 
 def running(sm: StateMachine, t: float = 0.0) -> StateMachine:
@@ -171,11 +157,6 @@ def policy(tmp_path_factory):
     return export_g1_policy(tmp_path_factory.mktemp("policy") / "g1.onnx")
 
 
-def node_proc(policy, dom: int, *extra: str) -> Proc:
-    return Proc("deploy", str(policy), "--robot", "g1", "--domain", str(dom),
-                "--state-timeout", STATE_TIMEOUT_MS, "--duration", "60", *extra)  # fmt: skip
-
-
 def newest(reader, decode, n: int = 64):
     out = [decode(d) for d in take_raw(reader, n)]
     return [x for x in out if x is not None]
@@ -185,13 +166,13 @@ def newest(reader, decode, n: int = 64):
 def test_replayed_state_with_a_frozen_tick_trips_the_node(policy):
     """The robot stops; its last LowState is resent at 500 Hz: fresh, valid, tick frozen."""
     dom = domain(1)
-    robot = hung_robot(dom)
+    robot = virtual_g1(dom, "--hang")
     node = None
     try:
         with DdsParticipant(dom) as dds:
             states = dds.reader(LOWSTATE_TOPIC, LowState_, stream_qos(reliable=False, depth=4))
             replay = dds.writer(LOWSTATE_TOPIC, LowState_, stream_qos(reliable=False))
-            node = node_proc(policy, dom)
+            node = g1_node(policy, dom)
             node.wait_for("MOVE_TO_DEFAULT -> HOLD", 30)
             last = None
             while last is None:
@@ -217,12 +198,12 @@ def test_replayed_state_with_a_frozen_tick_trips_the_node(policy):
 @pytest.mark.slow
 def test_node_stalled_by_sigstop_damps_on_waking_and_stays_damped(policy):
     dom = domain(2)
-    robot = hung_robot(dom)
+    robot = virtual_g1(dom, "--hang")
     node = None
     try:
         with DdsParticipant(dom) as dds:
             cmds = dds.reader(LOWCMD_TOPIC, LowCmd_, stream_qos(reliable=False, depth=64))
-            node = node_proc(policy, dom, "--auto-start")
+            node = g1_node(policy, dom, "--auto-start")
             node.wait_for("HOLD -> ACTIVE", 30)
             time.sleep(0.3)
             os.kill(node.popen.pid, signal.SIGSTOP)
@@ -244,7 +225,7 @@ def test_node_stalled_by_sigstop_damps_on_waking_and_stays_damped(policy):
 @pytest.mark.slow
 def test_second_commander_refused_by_node_and_ignored_by_robot(policy):
     dom = domain(3)
-    robot = hung_robot(dom)
+    robot = virtual_g1(dom, "--hang")
     node = None
     try:
         with DdsParticipant(dom) as dds:
@@ -257,7 +238,7 @@ def test_second_commander_refused_by_node_and_ignored_by_robot(policy):
                 time.sleep(0.002)
             zero = encode_lowcmd(MotorCommand.zero_torque(), state.mode_machine)
             write_raw(other, zero)  # the robot now obeys this writer
-            node = node_proc(policy, dom)
+            node = g1_node(policy, dom)
             end = time.monotonic() + 30
             while node.popen.poll() is None and time.monotonic() < end:
                 write_raw(other, zero)
@@ -287,10 +268,10 @@ def test_second_commander_refused_by_node_and_ignored_by_robot(policy):
 @pytest.mark.slow
 def test_second_commander_while_running_damps_the_node_naming_it(policy):
     dom = domain(6)
-    robot = hung_robot(dom)
+    robot = virtual_g1(dom, "--hang")
     node = None
     try:
-        node = node_proc(policy, dom)
+        node = g1_node(policy, dom)
         node.wait_for("MOVE_TO_DEFAULT -> HOLD", 30)
         with DdsParticipant(dom) as dds:
             rogue = dds.writer(LOWCMD_TOPIC, LowCmd_, stream_qos(reliable=False))
@@ -319,13 +300,13 @@ def test_second_commander_while_running_damps_the_node_naming_it(policy):
 def test_robot_in_another_mode_trips_the_node(policy):
     """States with another mode_machine (valid crc, advancing tick) reach the node."""
     dom = domain(4)
-    robot = hung_robot(dom)
+    robot = virtual_g1(dom, "--hang")
     node = None
     try:
         with DdsParticipant(dom) as dds:
             states = dds.reader(LOWSTATE_TOPIC, LowState_, stream_qos(reliable=False, depth=4))
             forged = dds.writer(LOWSTATE_TOPIC, LowState_, stream_qos(reliable=False))
-            node = node_proc(policy, dom)
+            node = g1_node(policy, dom)
             node.wait_for("MOVE_TO_DEFAULT -> HOLD", 30)
             from simreal.deploy.dds.crc import LOWSTATE_CDR, record_crc
 
@@ -347,7 +328,7 @@ def test_robot_in_another_mode_trips_the_node(policy):
 @pytest.mark.slow
 def test_robot_drops_a_command_for_another_mode_machine():
     dom = domain(5)
-    robot = hung_robot(dom)
+    robot = virtual_g1(dom, "--hang")
     try:
         with DdsParticipant(dom) as dds:
             cmds = dds.writer(LOWCMD_TOPIC, LowCmd_, stream_qos(reliable=False))

@@ -8,7 +8,6 @@ No test asserts wall times; every wait is bounded. The node's watchdog runs at 2
 
 import json
 import os
-import pty
 import termios
 import time
 from pathlib import Path
@@ -16,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from _g1_policy import export_g1_policy
-from _procs import Proc
+from _procs import Proc, g1_node, terminal, virtual_g1
 
 from simreal import cli
 from simreal.deploy.dds import DdsParticipant, latched_qos, topic_name
@@ -34,7 +33,6 @@ PUSH_N = 5.0
 stood through 5 N pushes every 4 s in every run seen, and fell in about half the runs
 at 10 N (about 4 s after the second or third push)."""
 PUSH_EVERY_S = 4.0
-STATE_TIMEOUT_MS = "200"
 RT = ("--rt-priority", "10")
 """The end-to-end run's loops run SCHED_FIFO where allowed (else at normal priority), so a
 busy machine does not stall them into the watchdogs while the robot stands free."""
@@ -42,11 +40,6 @@ busy machine does not stall them into the watchdogs while the robot stands free.
 
 def domain(k: int) -> int:
     return 1 + (os.getpid() * 11 + k) % 230
-
-
-def node_args(policy, dom: int, *extra: str) -> list[str]:
-    return ["deploy", str(policy), "--robot", "g1", "--domain", str(dom),
-            "--state-timeout", STATE_TIMEOUT_MS, "--duration", "120", *extra]  # fmt: skip
 
 
 def send_until(writer, text: str, proc: Proc, pattern: str, timeout_s: float = 20) -> str:
@@ -66,26 +59,23 @@ def test_estop_key_in_the_deploy_terminal(tmp_path):
     settings come back when the node exits."""
     policy = export_g1_policy(tmp_path / "g1.onnx")
     dom = domain(1)
-    master, slave = pty.openpty()
-    saved = termios.tcgetattr(slave)
-    robot = Proc("sim-robot", "g1", "--band", "--domain", str(dom), "--duration", "90")
-    node = None
-    try:
-        robot.wait_for("virtual g1 ready", 30)
-        node = Proc(*node_args(policy, dom), stdin=slave)
-        node.wait_for("keys: space or e = e-stop", 30)
-        node.wait_for("MOVE_TO_DEFAULT -> HOLD", 30)
-        assert not termios.tcgetattr(slave)[3] & termios.ICANON  # keys, not lines
-        os.write(master, b" ")
-        line = node.wait_for("-> DAMPING", 15)
-        summary = node.stop()
-        restored = termios.tcgetattr(slave)
-    finally:
-        if node:
-            node.stop()
-        robot.stop()
-        os.close(master)
-        os.close(slave)
+    with terminal() as (master, slave):
+        saved = termios.tcgetattr(slave)
+        robot = virtual_g1(dom, "--band", duration_s=90)
+        node = None
+        try:
+            node = g1_node(policy, dom, duration_s=120, stdin=slave)
+            node.wait_for("keys: space or e = e-stop", 30)
+            node.wait_for("MOVE_TO_DEFAULT -> HOLD", 30)
+            assert not termios.tcgetattr(slave)[3] & termios.ICANON  # keys, not lines
+            os.write(master, b" ")
+            line = node.wait_for("-> DAMPING", 15)
+            summary = node.stop()
+            restored = termios.tcgetattr(slave)
+        finally:
+            if node:
+                node.stop()
+            robot.stop()
     assert "HOLD -> DAMPING (estop)" in line
     assert summary["mode"] == "DAMPING"
     assert restored == saved
@@ -102,7 +92,7 @@ def test_ros2_transport_over_cyclonedds():
     states: list[str] = []
     try:
         robot.wait_for(r"virtual g1 ready.*\(ros2\)", 30)
-        node = Proc(*node_args(FORCE_POLICY, dom, "--transport", "ros2", "--no-rclpy"))
+        node = g1_node(FORCE_POLICY, dom, "--transport", "ros2", "--no-rclpy", duration_s=120)
         node.wait_for(r"deploy node ready.*ROS 2 over CycloneDDS", 30)
         with DdsParticipant(dom) as dds:
             state_reader = dds.reader(topic_name(ros2_state.NODE_STATE), String, latched_qos(8))
@@ -135,15 +125,13 @@ def test_trained_policy_stands_under_pushes_and_its_log_replays(tmp_path):
     Then the robot goes away (the node damps) and the node's log is read back."""
     dom = domain(3)
     log_dir = tmp_path / "log"
-    robot = Proc(
-        "sim-robot", "g1", "--band", "--band-release", "4", "--push-force", str(PUSH_N),
-        "--push-every", str(PUSH_EVERY_S), "--push-first", "5", "--domain", str(dom), "--duration", "120",
-        *RT,
+    robot = virtual_g1(
+        dom, "--band", "--band-release", "4", "--push-force", str(PUSH_N),
+        "--push-every", str(PUSH_EVERY_S), "--push-first", "5", *RT, duration_s=120,
     )  # fmt: skip
     node = None
     try:
-        robot.wait_for("virtual g1 ready", 30)
-        node = Proc(*node_args(FORCE_POLICY, dom, "--log", str(log_dir), *RT))
+        node = g1_node(FORCE_POLICY, dom, "--log", str(log_dir), *RT, duration_s=120)
         with DdsParticipant(dom) as dds:
             commands = dds.writer(topic_name("/simreal/command"), String)
             node.wait_for("ZERO_TORQUE -> MOVE_TO_DEFAULT", 30)

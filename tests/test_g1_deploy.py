@@ -14,7 +14,7 @@ import time
 import numpy as np
 import pytest
 from _g1_policy import export_g1_policy
-from _procs import Proc
+from _procs import g1_node, virtual_g1
 
 from simreal import cli
 from simreal.deploy.dds import DdsParticipant, crc_ok, stream_qos
@@ -41,7 +41,6 @@ from simreal.tasks.rotations import projected_gravity
 KP = np.array([ACTUATORS[n].kp for n in JOINT_NAMES])
 KD = np.array([ACTUATORS[n].kd for n in JOINT_NAMES])
 ELBOW = JOINT_NAMES.index("left_elbow_joint")
-STATE_TIMEOUT_MS = "200"
 
 
 def domain(k: int) -> int:
@@ -283,9 +282,8 @@ def take_states(reader, n: int, timeout_s: float) -> list[LowState_]:
 @pytest.mark.slow
 def test_virtual_robot_publishes_state_and_drops_bad_crc():
     dom = domain(1)
-    robot = Proc("sim-robot", "g1", "--hang", "--domain", str(dom), "--duration", "40")
+    robot = virtual_g1(dom, "--hang", duration_s=40)
     try:
-        robot.wait_for("virtual g1 ready", 30)
         with DdsParticipant(dom) as dds:
             states = dds.reader(LOWSTATE_TOPIC, LowState_, stream_qos(reliable=False, depth=64))
             cmds = dds.writer(LOWCMD_TOPIC, LowCmd_)
@@ -323,22 +321,13 @@ def test_virtual_robot_publishes_state_and_drops_bad_crc():
     assert summary["bad_crc_commands"] > 0 and summary["valid_commands"] > 0
 
 
-def deploy_node(policy, dom: int) -> Proc:
-    """The deploy node on domain `dom`, with the tests' watchdog."""
-    return Proc(
-        "deploy", str(policy), "--robot", "g1", "--domain", str(dom),
-        "--duration", "60", "--state-timeout", STATE_TIMEOUT_MS,
-    )  # fmt: skip
-
-
 @pytest.mark.slow
 def test_start_up_to_hold_then_watchdog_on_robot_loss(g1_policy):
     dom = domain(2)
-    robot = Proc("sim-robot", "g1", "--band", "--domain", str(dom), "--duration", "60")
+    robot = virtual_g1(dom, "--band")
     node = None
     try:
-        robot.wait_for("virtual g1 ready", 30)
-        node = deploy_node(g1_policy, dom)
+        node = g1_node(g1_policy, dom)
         node.wait_for("ZERO_TORQUE -> MOVE_TO_DEFAULT", 30)
         node.wait_for("MOVE_TO_DEFAULT -> HOLD", 30)
         time.sleep(1.0)  # hold a moment
@@ -359,11 +348,10 @@ def test_start_up_to_hold_then_watchdog_on_robot_loss(g1_policy):
 @pytest.mark.slow
 def test_virtual_robot_damps_when_the_node_dies(g1_policy):
     dom = domain(3)
-    robot = Proc("sim-robot", "g1", "--band", "--domain", str(dom), "--duration", "60")
+    robot = virtual_g1(dom, "--band")
     node = None
     try:
-        robot.wait_for("virtual g1 ready", 30)
-        node = deploy_node(g1_policy, dom)
+        node = g1_node(g1_policy, dom)
         node.wait_for("ZERO_TORQUE -> MOVE_TO_DEFAULT", 30)
         node.stop(signal.SIGKILL)  # no goodbye: the commands just stop
         time.sleep(1.0)

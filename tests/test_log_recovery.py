@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import yaml
 from _g1_policy import export_g1_policy
-from _procs import Proc
+from _procs import g1_node, virtual_g1
 from mcap.reader import make_reader
 from rosbags.rosbag2 import Reader
 
@@ -122,13 +122,10 @@ def test_nothing_readable_is_a_clear_error(tmp_path):
 def test_deploy_node_killed_mid_log_replays_and_recovers(tmp_path, capsys):
     dom = 1 + (os.getpid() * 13) % 230
     policy = export_g1_policy(tmp_path / "g1.onnx")
-    robot = Proc("sim-robot", "g1", "--hang", "--domain", str(dom), "--duration", "60")
+    robot = virtual_g1(dom, "--hang")
     node = None
     try:
-        robot.wait_for("virtual g1 ready", 30)
-        node = Proc("deploy", str(policy), "--robot", "g1", "--domain", str(dom),
-                    "--state-timeout", "200", "--duration", "60", "--auto-start",
-                    "--log", str(tmp_path / "run"))  # fmt: skip
+        node = g1_node(policy, dom, "--auto-start", "--log", str(tmp_path / "run"))
         node.wait_for("HOLD -> ACTIVE", 30)
         time.sleep(1.5)
         node.popen.send_signal(signal.SIGKILL)
