@@ -28,6 +28,7 @@ ROWS: dict[str, list[str]] = {
     "no_semantic": ["--set", "task.semantic.provider=none"],
     "no_lidar": ["--set", "task.lidar.enabled=false"],
     "no_pid": ["--set", "task.pid.feature=false"],
+    "no_geometry": ["--set", "task.geometry=false"],
 }
 METRICS = (
     "lateral_rmse_m",

@@ -85,13 +85,13 @@ class BaselineConfig:
     (results/experiments/lane-keep-baselines)."""
 
     speed_mps: float = 7.0
-    stanley_gain: float = 1.0
+    stanley_gain: float = 2.0
     """k of Stanley's cross-track term (1/s)."""
     stanley_soft_mps: float = 1.0
     """Softening speed of Stanley's cross-track term (m/s)."""
     pursuit_gain_s: float = 0.6
     """Pure pursuit's look-ahead distance per unit speed (s)."""
-    pursuit_min_m: float = 4.0
+    pursuit_min_m: float = 2.0
     """Pure pursuit's shortest look-ahead (m)."""
 
 
@@ -127,6 +127,10 @@ class LaneKeepConfig(RateTiming):
     """The policy sees road curvature this far ahead (m), as a lane detector reports it."""
     off_road_margin_m: float = 0.3
     """Off road: the car's side is this far beyond the road edge."""
+    geometry: bool = True
+    """Feed the lane estimate (offset, heading error, width, curvature) to the policy;
+    false for the ablation without the geometric channel (the PID feature, computed from
+    the same estimate, is its own switch)."""
     road: RoadConfig = field(
         default_factory=lambda: RoadConfig(ego_lane_obstacle_prob=0.5, obstacles=(1, 4))
     )

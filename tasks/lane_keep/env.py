@@ -424,6 +424,8 @@ class LaneKeepEnv(TaskEnv):
                 return obs[:, column["pid_correction"]]
 
         elif name in ("stanley", "pure_pursuit"):
+            if "lane_offset" not in column:
+                raise ValueError(f"baseline {name} needs task.geometry=true (the lane estimate)")
             speed = b.speed_mps
             off, head = column["lane_offset"], column["heading_error"]
             vx, kappa = column["base_lin_vel"], column["curvature_preview"]

@@ -50,14 +50,20 @@ def curvature_preview(r: LaneReading) -> np.ndarray:
 
 
 def policy_terms(cfg: LaneKeepConfig, num_tokens: int) -> tuple[ObservationTerm, ...]:
-    terms = [
+    geometry = [
         ObservationTerm("lane_offset", 1, _column("lane_offset")),
         ObservationTerm("heading_error", 1, _column("heading_error")),
+    ]
+    shape = [
+        ObservationTerm("lane_width", 1, _column("lane_width")),
+        ObservationTerm("curvature_preview", len(cfg.curvature_preview_m), curvature_preview),
+    ]
+    terms = [
+        *(geometry if cfg.geometry else []),
         ObservationTerm("base_lin_vel", 2, lambda r: r.body_vel),
         ObservationTerm("yaw_rate", 1, _column("yaw_rate")),
         ObservationTerm("steer_angle", 1, _column("steer")),
-        ObservationTerm("lane_width", 1, _column("lane_width")),
-        ObservationTerm("curvature_preview", len(cfg.curvature_preview_m), curvature_preview),
+        *(shape if cfg.geometry else []),
         ObservationTerm("last_action", 2, lambda r: r.last_action),
     ]
     if cfg.pid.feature:
