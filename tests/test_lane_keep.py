@@ -170,6 +170,16 @@ def test_captions_describe_the_scene_and_round_trip_through_text():
     assert speeds.tolist() == [5.0, 7.0, 8.0]
 
 
+def test_a_captioning_models_road_words_map_onto_the_vocabulary():
+    """BLIP-style captions: stop words dropped, its words for cars, bends and narrow
+    lanes mapped onto the template's; only words the vocabulary cannot hold stay <unk>."""
+    text = "a car parked on the side of a winding road with a narrow lane"
+    assert cap.decode(cap.tokenize(text)) == "obstacle obstacle shoulder curves road narrows lane"
+    tokens = cap.tokenize("a red truck driving down a highway at sunset")
+    assert cap.decode(tokens) == "<unk> obstacle road <unk>"
+    assert (tokens == cap.WORD_ID["<unk>"]).sum() == 2
+
+
 def test_captions_refresh_every_ten_control_steps():
     env = make(2, evaluation=True)
     pid = env.baseline_policy("pid")

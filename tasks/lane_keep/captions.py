@@ -122,8 +122,62 @@ def decode(tokens: np.ndarray) -> str:
     return " ".join(VOCAB[t] for t in tokens if t != 0)
 
 
+SYNONYMS: dict[str, str] = {
+    # what a captioning model says of a road scene, in the template's words
+    "street": "road", "highway": "road", "roadway": "road", "lane": "lane", "lanes": "lane",
+    "curve": "curves", "curved": "curves", "curvy": "curves", "curving": "curves",
+    "bend": "curves", "bends": "curves", "bending": "curves", "turn": "curves",
+    "turns": "curves", "turning": "curves", "winding": "curves",
+    "car": "obstacle", "cars": "obstacle", "truck": "obstacle", "van": "obstacle",
+    "vehicle": "obstacle", "vehicles": "obstacle", "cone": "obstacle", "cones": "obstacle",
+    "parked": "obstacle", "barrier": "obstacle",
+    "narrow": "narrows", "narrowing": "narrows", "sharp": "sharply", "slight": "gently",
+    "slightly": "gently", "gentle": "gently", "side": "shoulder", "roadside": "shoulder",
+    "close": "near", "nearby": "near", "distance": "far", "distant": "far",
+}  # fmt: skip
+"""Words a captioning model (BLIP) uses for what the template names: mapped onto the
+template's vocabulary instead of counting as unknown."""
+STOP_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "on",
+        "in",
+        "at",
+        "with",
+        "to",
+        "is",
+        "are",
+        "there",
+        "and",
+        "its",
+        "it",
+        "this",
+        "that",
+        "by",
+        "down",
+        "along",
+        "driving",
+        "drives",
+        "going",
+        "goes",
+        "view",
+        "image",
+        "picture",
+        "photo",
+        "from",
+        "into",
+    ]
+)
+"""Words that carry nothing the policy's vocabulary could hold: dropped, not <unk>."""
+
+
 def tokenize(text: str, length: int = NUM_TOKENS) -> np.ndarray:
-    """(length,) token ids of free text: known words map to their id, others to <unk>."""
-    words = text.lower().replace(",", " ").replace(".", " ").split()[:length]
+    """(length,) token ids of free text: stop words dropped, a captioning model's words
+    mapped onto the vocabulary (SYNONYMS), other unknown words to <unk>."""
+    words = text.lower().replace(",", " ").replace(".", " ").split()
+    words = [SYNONYMS.get(w, w) for w in words if w not in STOP_WORDS][:length]
     ids = [WORD_ID.get(word, WORD_ID["<unk>"]) for word in words]
     return np.array(ids + [0] * (length - len(ids)), dtype=np.int64)
