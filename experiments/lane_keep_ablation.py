@@ -1,24 +1,27 @@
-"""The lane-keep results: the full-fusion policy, its ablations and the PID baseline.
+"""The lane-keep fusion ablation: the full policy and one observation part switched off
+per row, over several seeds, beside the PID baseline.
 
-Every row trains with the same command and budget but one observation part switched
-off (`simreal train lane-keep --steps N --seed S --set ...`), one process after
-another; each run's final checkpoint is then evaluated on the 100 held-out roads
-(`simreal eval RUN --episodes 100`), and the PID controller alone is evaluated the
-same way (`simreal eval baseline:pid --task lane-keep`). The full row's policy is
-exported, re-evaluated from the ONNX file, and copied with its learning curve,
-metrics and config into the results folder, beside `ablation.json` and `ablation.md`.
+Every row trains with the same command and budget (`simreal train lane-keep --steps N
+--seed S --set ...`, one process after another, runs under OUT/s<seed>/<row>); each run's
+final checkpoint is evaluated on the 100 held-out roads (`simreal eval RUN --episodes
+100`), and the PID controller alone the same way (`simreal eval baseline:pid --task
+lane-keep`). The table gives each row's mean and spread (std) over the seeds that ran,
+for the pooled lateral RMSE, collisions and the rest; `ablation.json` keeps every run's
+numbers.
 
-    python experiments/lane_keep_ablation.py [--steps 1500000] [--seed 0] [--out runs/lane-keep-ablation]
-        [--results results/lane-keep] [--skip-train] [--task-set task.FIELD=VALUE ...]
+    python experiments/lane_keep_ablation.py [--steps 1024000] [--seeds 0 1 2]
+        [--out runs/lk-abl] [--results results/experiments/lane-keep-ablation]
+        [--skip-train] [--task-set task.FIELD=VALUE ...]
 
-`--skip-train` evaluates the newest existing run of each row under --out.
+`--skip-train` evaluates the newest existing run of each row and seed under --out
+(a missing one is left out and the row says over how many seeds it is).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import shutil
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -31,6 +34,8 @@ ROWS: dict[str, list[str]] = {
     "no_geometry": ["--set", "task.geometry=false"],
 }
 METRICS = (
+    "lateral_rmse_pooled_m",
+    "lateral_error_p95_m",
     "lateral_rmse_m",
     "lateral_rmse_std_m",
     "nrmse",
@@ -52,16 +57,14 @@ def simreal(*args: str) -> str:
 def train(row: str, steps: int, seed: int, out: Path, task_set: list[str]) -> Path:
     stdout = simreal(
         "train", "lane-keep", "--steps", str(steps), "--seed", str(seed),
-        "--out", str(out / row), *task_set, *ROWS[row],
+        "--out", str(out / f"s{seed}" / row), *task_set, *ROWS[row],
     )  # fmt: skip
     return Path(stdout.strip().splitlines()[-1])
 
 
-def newest_run(out: Path, row: str) -> Path:
-    runs = sorted((out / row / "lane-keep").glob("*-*"))
-    if not runs:
-        raise FileNotFoundError(f"{out / row / 'lane-keep'}: no run of row {row!r} to evaluate")
-    return runs[-1]
+def newest_run(out: Path, seed: int, row: str) -> Path | None:
+    runs = sorted((out / f"s{seed}" / row / "lane-keep").glob("*-*"))
+    return runs[-1] if runs else None
 
 
 def evaluate(target: str, json_path: Path, *extra: str) -> dict:
@@ -69,12 +72,19 @@ def evaluate(target: str, json_path: Path, *extra: str) -> dict:
     return json.loads(json_path.read_text())
 
 
+def spread(values: list[float], scale: float = 1.0, digits: int = 3) -> str:
+    mean = statistics.mean(values) * scale
+    if len(values) < 2:
+        return f"{mean:.{digits}f}"
+    return f"{mean:.{digits}f} ± {statistics.stdev(values) * scale:.{digits}f}"
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--steps", type=int, default=1_500_000)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", type=Path, default=Path("runs/lane-keep-ablation"))
-    p.add_argument("--results", type=Path, default=Path("results/lane-keep"))
+    p.add_argument("--steps", type=int, default=1_024_000)
+    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    p.add_argument("--out", type=Path, default=Path("runs/lk-abl"))
+    p.add_argument("--results", type=Path, default=Path("results/experiments/lane-keep-ablation"))
     p.add_argument("--skip-train", action="store_true")
     p.add_argument(
         "--task-set",
@@ -87,44 +97,44 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     task_set = [arg for item in args.task_set for arg in ("--set", item)]
     args.results.mkdir(parents=True, exist_ok=True)
-    table: dict[str, dict] = {}
-    for row in ROWS:
-        run = (
-            newest_run(args.out, row)
-            if args.skip_train
-            else train(row, args.steps, args.seed, args.out)
-        )
-        metrics = evaluate(str(run), args.results / f"eval_{row}.json")
-        table[row] = {"run": str(run), **{k: metrics[k] for k in METRICS}}
-        print(row, json.dumps(table[row]), flush=True)
+    runs: dict[str, list[dict]] = {row: [] for row in ROWS}
+    for seed in args.seeds:
+        for row in ROWS:
+            run = (
+                newest_run(args.out, seed, row)
+                if args.skip_train
+                else train(row, args.steps, seed, args.out, task_set)
+            )
+            if run is None:
+                continue
+            metrics = evaluate(str(run), args.results / f"eval_{row}_s{seed}.json")
+            runs[row].append({"seed": seed, "run": str(run), **{k: metrics[k] for k in METRICS}})
+            print(row, json.dumps(runs[row][-1]), flush=True)
     pid = evaluate("baseline:pid", args.results / "eval_pid.json", "--task", "lane-keep", *task_set)
-    table["pid_alone"] = {"run": "baseline:pid", **{k: pid[k] for k in METRICS}}
-    full = Path(table["full"]["run"])
-    simreal("export", str(full))
-    onnx = evaluate(str(full / "policy.onnx"), args.results / "eval_onnx.json")
-    for name in ("policy.onnx", "curve.png", "metrics.csv", "config.yaml"):
-        shutil.copy(full / name, args.results / name)
+    runs["pid_alone"] = [{"seed": None, "run": "baseline:pid", **{k: pid[k] for k in METRICS}}]
     summary = {
         "command": "python experiments/lane_keep_ablation.py " + " ".join(sys.argv[1:]),
         "steps_per_row": args.steps,
-        "seed": args.seed,
+        "seeds": args.seeds,
         "task_set": args.task_set,
         "held_out_roads": 100,
-        "rows": table,
-        "onnx_lateral_rmse_m": onnx["lateral_rmse_m"],
+        "runs": runs,
     }
     (args.results / "ablation.json").write_text(json.dumps(summary, indent=2) + "\n")
     lines = [
-        "| row | lateral RMSE (m) | std (m) | NRMSE | collision rate | off-road rate "
-        "| mean speed (m/s) | return | semantic term |",
+        "| row | seeds | pooled lateral RMSE (m) | p95 (m) | mean of roads' RMSE (m) "
+        "| collisions (%) | off road (%) | mean speed (m/s) | return |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    for row, m in table.items():
+    for row, rows in runs.items():
+        if not rows:
+            continue
+        col = {k: [r[k] for r in rows] for k in METRICS}
         lines.append(
-            f"| {row} | {m['lateral_rmse_m']:.3f} | {m['lateral_rmse_std_m']:.3f} | "
-            f"{m['nrmse']:.4f} | {100 * m['collision_rate']:.0f} % | "
-            f"{100 * m['off_road_rate']:.0f} % | {m['mean_speed_mps']:.2f} | "
-            f"{m['return_mean']:.1f} | {m['reward_semantic']:.1f} |"
+            f"| {row} | {len(rows)} | {spread(col['lateral_rmse_pooled_m'], digits=4)} "
+            f"| {spread(col['lateral_error_p95_m'])} | {spread(col['lateral_rmse_m'], digits=4)} "
+            f"| {spread(col['collision_rate'], 100, 0)} | {spread(col['off_road_rate'], 100, 0)} "
+            f"| {spread(col['mean_speed_mps'], digits=2)} | {spread(col['return_mean'], digits=1)} |"
         )
     (args.results / "ablation.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
