@@ -136,6 +136,10 @@ def test_train_export_eval_end_to_end(tmp_path, capsys):
     assert tuple(reader.fieldnames[: len(CSV_FIELDS)]) == CSV_FIELDS
     assert "reward/hover" in reader.fieldnames
     assert [int(r["iteration"]) for r in rows] == list(range(1, 11))
+    for r in rows:  # collection splits into physics, task layer and policy
+        split = [float(r[k]) for k in ("time_physics_s", "time_task_s", "time_policy_s")]
+        assert split[0] > 0.0 and min(split) >= 0.0
+        assert sum(split) == pytest.approx(float(r["time_collect_s"]), abs=5e-4)
     assert (run / "curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     events = list(run.glob("events.out.tfevents.*"))
     assert len(events) == 1 and events[0].stat().st_size > 0
