@@ -102,8 +102,10 @@ class Excitation:
     joints: tuple[str, ...]
 
 
-def excitation_log_meta(dt: float, source: str) -> LogMeta:
-    """Metadata of an excitation log, whichever robot ran it (`source`)."""
+def excitation_log_meta(dt: float, source: str, loop: dict | None = None) -> LogMeta:
+    """Metadata of an excitation log, whichever robot ran it (`source`); `loop`: the DDS
+    client's statistics (disturbed ticks), stored as `task_config["dds_loop"]`, which
+    the fits check (`logdata.check_loop`)."""
     return LogMeta(
         robot="g1",
         joint_names=JOINT_NAMES,
@@ -111,6 +113,7 @@ def excitation_log_meta(dt: float, source: str) -> LogMeta:
         command_fields=COMMAND_FIELDS,
         task="calibrate-excite",
         source=source,
+        task_config={"dds_loop": loop} if loop is not None else None,
     )
 
 

@@ -21,6 +21,11 @@ TOPIC_OF = {
 }
 
 
+MAX_DISTURBED = 0.02
+"""Largest fraction of a DDS excitation log's ticks that may be disturbed (state lost,
+command late or uncertain, robot tick late: `excite_dds`) for the fits to run on it."""
+
+
 class CalibrationError(ValueError):
     """A log or request a routine cannot use; the message says what is missing."""
 
@@ -40,11 +45,17 @@ class HungLog:
     gyro: np.ndarray | None = None
     accel: np.ndarray | None = None
     quat: np.ndarray | None = None
+    loop: dict | None = None
+    """The DDS client's statistics (`excite_dds`), None for an in-process log."""
 
 
 def load_hung_log(path: Path | str, need: tuple[str, ...], routine: str) -> HungLog:
     """Read the series `need` (keys of TOPIC_OF); raise naming the topics the log lacks."""
     rollout = read_rollout(path)
+    if rollout.meta.robot != "g1":
+        raise CalibrationError(
+            f"{path}: a log of robot {rollout.meta.robot!r}; the fits expect 'g1'"
+        )
     missing = sorted({TOPIC_OF[k] for k in need if k not in rollout.series})
     if missing:
         raise CalibrationError(
@@ -53,15 +64,25 @@ def load_hung_log(path: Path | str, need: tuple[str, ...], routine: str) -> Hung
     if tuple(rollout.meta.joint_names) != JOINT_NAMES and any(
         k.startswith("joint") or k == "command" for k in need
     ):
-        raise CalibrationError(f"{path}: joints are not the G1's 29 in SDK order")
+        raise CalibrationError(
+            f"{path}: joints {list(rollout.meta.joint_names)} are not the G1's 29 in SDK "
+            f"order {list(JOINT_NAMES)}"
+        )
     s = rollout.series
     t = s[need[0]].t
+    dt = float(rollout.meta.control_dt)
+    if len(t) > 1 and abs(float(np.median(np.diff(t))) - dt) > 1e-3 * dt:
+        raise CalibrationError(
+            f"{path}: rows are {float(np.median(np.diff(t))) * 1e3:g} ms apart but the log "
+            f"says control_dt {dt * 1e3:g} ms; the fits need one row per tick"
+        )
     lengths = {k: len(s[k].t) for k in need}
     if len(set(lengths.values())) != 1:
         raise CalibrationError(
             f"{path}: series of unequal lengths {lengths}; expected one row per tick"
         )
-    log = HungLog(Path(path), float(rollout.meta.control_dt), t)
+    config = rollout.meta.task_config or {}
+    log = HungLog(Path(path), dt, t, loop=config.get("dds_loop"))
     if "joint_position" in need:
         log.q = s["joint_position"].values
         log.dq = s["joint_velocity"].values
@@ -78,6 +99,29 @@ def load_hung_log(path: Path | str, need: tuple[str, ...], routine: str) -> Hung
         log.accel = s["imu_linear_acceleration"].values
         log.quat = s["imu_orientation"].values
     return log
+
+
+def check_loop(log: HungLog, allow_disturbed: bool = False) -> str | None:
+    """Refuse a DDS log with more than MAX_DISTURBED of its ticks disturbed, naming the
+    counts; with `allow_disturbed`, return the same as a warning instead (None when the
+    log is fine or was run in process)."""
+    loop = log.loop
+    if not loop or loop.get("disturbed_fraction", 0.0) <= MAX_DISTURBED:
+        return None
+    counts = ", ".join(
+        f"{loop.get(k, 0)} {k.replace('_', ' ')}"
+        for k in ("states_lost", "late_commands", "uncertain_commands", "robot_late_ticks")
+    )
+    message = (
+        f"{log.path}: {loop['disturbed_ticks']} of {loop['steps']} ticks "
+        f"({100 * loop['disturbed_fraction']:.1f} %) disturbed ({counts}; "
+        f"{loop.get('scheduling', '')}), more than {100 * MAX_DISTURBED:g} %: the fits "
+        "would see a motor that did not follow its logged command. Excite again with "
+        "`--rt-priority` or on a quieter machine"
+    )
+    if not allow_disturbed:
+        raise CalibrationError(message + " (or pass --allow-disturbed to fit anyway).")
+    return "WARNING: " + message + "; fitted anyway (--allow-disturbed)."
 
 
 def joint_indices(names: tuple[str, ...]) -> np.ndarray:

@@ -12,7 +12,7 @@ import numpy as np
 from simreal.calibration.dynamics import Estimate, fit_dynamics, fit_gains, resimulate
 from simreal.calibration.excite import GROUPS, ExcitationConfig, excitation, run_hung
 from simreal.calibration.imu import fit_imu
-from simreal.calibration.logdata import load_hung_log
+from simreal.calibration.logdata import check_loop, load_hung_log
 from simreal.calibration.overlay_file import update_overlay
 from simreal.calibration.report import plot_joint_responses
 from simreal.robots.g1.overlay import JointOverlay, Overlay, load_overlay
@@ -20,6 +20,28 @@ from simreal.robots.g1.overlay import JointOverlay, Overlay, load_overlay
 JOINT_SERIES = ("joint_position", "joint_velocity", "joint_effort", "command")
 UNIDENTIFIED_BY_EXCITATION = ("torque_limit_scale",)
 """Torques stay far below the limits during excitation, so their scale is not seen."""
+GOALS: dict[str, tuple[float, bool, str]] = {
+    "kp_scale": (0.15, True, "larger tracking errors: a faster chirp or steps"),
+    "kd_scale": (0.15, True, "faster motion: a faster or larger chirp"),
+    "armature": (0.15, True, "larger accelerations: a faster chirp, sharper steps"),
+    "friction_coulomb": (0.30, True, "slower and faster sweeps (a wider velocity range)"),
+    "friction_viscous": (0.30, True, "slower and faster sweeps (a wider velocity range)"),
+    "latency_ms": (2.0, False, "sharper command changes (steps)"),
+}
+"""Per fitted parameter: the accuracy goal (relative, or absolute in the parameter's
+unit), and the excitation that would pin it down better. A parameter fitted with a std
+above its goal is reported as unidentifiable from the log and not written: the overlay
+would claim an accuracy the log does not give. (Encoder offsets: `MAX_OFFSET_STD`.)"""
+
+
+def beyond_goal(key: str, e: Estimate) -> str | None:
+    """Why `e` is too uncertain to write (its std above the goal), or None."""
+    goal, relative, better = GOALS[key]
+    limit = goal * abs(e.value) if relative else goal
+    if e.std <= limit and np.isfinite(e.std):
+        return None
+    where = f"{100 * goal:g} % of the value" if relative else f"{goal:g}"
+    return f"fitted {e.value:.4g} +- {e.std:.2g}: std above the goal ({where}); needs {better}"
 
 
 @dataclass
@@ -34,10 +56,15 @@ class Result:
 
 
 def excite(
-    cfg: ExcitationConfig, log_dir: Path, perturb: Overlay | None, dds_domain: int | None = None
+    cfg: ExcitationConfig,
+    log_dir: Path,
+    perturb: Overlay | None,
+    dds_domain: int | None = None,
+    rt_priority: int | None = None,
 ) -> Result:
     """Run the excitation on the in-process virtual robot (`perturb` its hidden truth), or,
-    with `dds_domain`, on the robot behind rt/lowstate and rt/lowcmd on that DDS domain."""
+    with `dds_domain`, on the robot behind rt/lowstate and rt/lowcmd on that DDS domain
+    (the client's loop at SCHED_FIFO `rt_priority` if given)."""
     start = time.perf_counter()
     exc = excitation(cfg)
     result = Result()
@@ -46,9 +73,17 @@ def excite(
     else:
         if perturb is not None:
             raise ValueError("excite over DDS: --perturb belongs to `simreal sim-robot g1`")
-        from simreal.calibration.excite_dds import run_dds
+        from simreal.calibration.excite_dds import DdsExcitation, run_dds
+        from simreal.calibration.logdata import MAX_DISTURBED
 
-        result.metrics = {k: float(v) for k, v in run_dds(exc, log_dir, dds_domain).items()}
+        stats = run_dds(exc, log_dir, DdsExcitation(dds_domain, rt_priority=rt_priority))
+        result.notes.append(f"client loop: {stats.pop('scheduling')}")
+        result.metrics = {k: float(v) for k, v in stats.items()}
+        if stats["disturbed_fraction"] > MAX_DISTURBED:
+            result.notes.append(
+                f"WARNING: {stats['disturbed_ticks']} of {stats['steps']} ticks disturbed "
+                f"(> {100 * MAX_DISTURBED:g} %): the fits will refuse this log"
+            )
     result.notes.append(f"wrote {log_dir} ({exc.t[-1]:.1f} s, group {cfg.group})")
     result.rows = [(name, "amplitude_rad", cfg.amplitude, 0.0) for name in exc.joints]
     result.seconds = time.perf_counter() - start
@@ -62,14 +97,22 @@ def _group_of(log_joints: tuple[str, ...] | None, group: str) -> tuple[str, ...]
 
 
 def _fit_joints(
-    log_path: Path, joints: tuple[str, ...], routine: str, lowpass_hz: float | None, out: Path
+    log_path: Path,
+    joints: tuple[str, ...],
+    routine: str,
+    lowpass_hz: float | None,
+    out: Path,
+    result: Result,
+    allow_disturbed: bool = False,
 ):
     """Gains and dynamics of `joints`; the encoder offsets the overlay at `out` already
     holds for other joints (groups calibrated before into the same file) place the rest
-    of the body in the rigid-body model."""
+    of the body in the rigid-body model. A DDS log with too many disturbed ticks is
+    refused (`check_loop`), or fitted with a warning in `result` (`allow_disturbed`)."""
     if lowpass_hz is not None and not lowpass_hz > 0:
         raise ValueError(f"lowpass_hz {lowpass_hz!r}: expected a frequency > 0 Hz or none")
     log = load_hung_log(log_path, JOINT_SERIES, routine)
+    _check_loop(log, result, allow_disturbed)
     gains = fit_gains(log, joints)
     known = known_offsets(out, joints)
     dyn = fit_dynamics(log, joints, gains, cutoff_hz=lowpass_hz, known_offsets=known)
@@ -86,6 +129,13 @@ def known_offsets(out: Path, joints: tuple[str, ...]) -> dict[str, float]:
         for name, joint in overlay.joints.items()
         if name not in joints and joint.encoder_offset != 0.0
     }
+
+
+def _check_loop(log, result: Result, allow_disturbed: bool) -> None:
+    warning = check_loop(log, allow_disturbed)
+    if warning:
+        print(warning, flush=True)
+        result.notes.append(warning)
 
 
 def _overlay_from(joint_fields: dict[str, dict[str, Estimate]], latency_ms: float) -> Overlay:
@@ -122,18 +172,25 @@ def _report_unidentifiable(result: Result, dyn) -> None:
 
 
 def joint_offsets(
-    log_path: Path, group: str, out: Path, report: Path | None, lowpass_hz: float | None = None
+    log_path: Path,
+    group: str,
+    out: Path,
+    report: Path | None,
+    lowpass_hz: float | None = None,
+    allow_disturbed: bool = False,
 ) -> Result:
     """`lowpass_hz`: zero-phase low-pass on the logged joint signals before the dynamics
-    fit (for a robot's noisy encoders; None for the noise-free virtual robot)."""
+    fit (for a robot's noisy encoders; None for the noise-free virtual robot).
+    `allow_disturbed`: fit a DDS log with too many disturbed ticks, with a warning."""
     start = time.perf_counter()
     joints = _group_of(None, group)
-    log, _gains, dyn = _fit_joints(log_path, joints, "joint-offsets", lowpass_hz, out)
+    result = Result()
+    log, _gains, dyn = _fit_joints(
+        log_path, joints, "joint-offsets", lowpass_hz, out, result, allow_disturbed
+    )
     fields = {n: {"encoder_offset": e} for n, e in dyn.encoder_offset.items()}
     update_overlay(out, joints=fields)
-    result = Result(
-        rows=[(n, "encoder_offset", e.value, e.std) for n, e in dyn.encoder_offset.items()]
-    )
+    result.rows = [(n, "encoder_offset", e.value, e.std) for n, e in dyn.encoder_offset.items()]
     _report_unidentifiable(result, dyn)
     calibrated = _overlay_from(fields, 0.0)
     result.metrics = _compare(log, joints, calibrated, report, "joint offsets")
@@ -142,15 +199,25 @@ def joint_offsets(
 
 
 def actuators(
-    log_path: Path, group: str, out: Path, report: Path | None, lowpass_hz: float | None = None
+    log_path: Path,
+    group: str,
+    out: Path,
+    report: Path | None,
+    lowpass_hz: float | None = None,
+    allow_disturbed: bool = False,
 ) -> Result:
     """`lowpass_hz`: zero-phase low-pass on the logged joint signals before the dynamics
-    fit (for a robot's noisy encoders; None for the noise-free virtual robot)."""
+    fit (for a robot's noisy encoders; None for the noise-free virtual robot).
+    `allow_disturbed`: fit a DDS log with too many disturbed ticks, with a warning.
+    A parameter whose std exceeds its goal (`GOALS`) is reported, not written."""
     start = time.perf_counter()
     joints = _group_of(None, group)
-    log, gains, dyn = _fit_joints(log_path, joints, "actuators", lowpass_hz, out)
+    result = Result()
+    log, gains, dyn = _fit_joints(
+        log_path, joints, "actuators", lowpass_hz, out, result, allow_disturbed
+    )
     latency = Estimate(gains.latency_ticks * log.dt * 1e3, gains.latency_std_ticks * log.dt * 1e3)
-    fields = {
+    fitted = {
         n: {
             "kp_scale": gains.kp_scale[n],
             "kd_scale": gains.kd_scale[n],
@@ -160,11 +227,24 @@ def actuators(
         }
         for n in joints
     }
-    update_overlay(out, joints=fields, latency_ms=latency)
-    result = Result()
-    for n, f in fields.items():
+    fields = {n: {} for n in joints}
+    for n, f in fitted.items():
         result.rows += [(n, key, e.value, e.std) for key, e in f.items()]
+        for key, e in f.items():
+            why = beyond_goal(key, e)
+            if why:
+                result.unidentifiable.append(f"{n}.{key}")
+                result.notes.append(
+                    f"unidentifiable from this log (not written): {n}.{key} ({why})"
+                )
+            else:
+                fields[n][key] = e
     result.rows.append(("motors", "latency_ms", latency.value, latency.std))
+    why = beyond_goal("latency_ms", latency)
+    if why:
+        result.unidentifiable.append("motors.latency_ms")
+        result.notes.append(f"unidentifiable from this log (not written): latency_ms ({why})")
+    update_overlay(out, joints=fields, latency_ms=None if why else latency)
     result.notes.append(
         "unidentifiable from this excitation (not fitted): "
         + ", ".join(f"{p} of {group}" for p in UNIDENTIFIED_BY_EXCITATION)
@@ -172,22 +252,23 @@ def actuators(
     _report_unidentifiable(result, dyn)
     offsets = {n: {"encoder_offset": e} for n, e in dyn.encoder_offset.items()}
     calibrated = _overlay_from(
-        {n: {**fields[n], **offsets.get(n, {})} for n in joints}, latency.value
+        {n: {**fields[n], **offsets.get(n, {})} for n in joints}, 0.0 if why else latency.value
     )
     result.metrics = _compare(log, joints, calibrated, report, "actuators")
     result.seconds = time.perf_counter() - start
     return result
 
 
-def imu(log_path: Path, out: Path, report: Path | None) -> Result:
+def imu(log_path: Path, out: Path, report: Path | None, allow_disturbed: bool = False) -> Result:
     start = time.perf_counter()
     log = load_hung_log(
         log_path, ("imu_angular_velocity", "imu_linear_acceleration", "imu_orientation"), "imu"
     )
+    result = Result()
+    _check_loop(log, result, allow_disturbed)
     fit = fit_imu(log)
     keys = [k for k in ("gyro_bias", "accel_bias") if k in fit]
     update_overlay(out, imu={k: fit[k] for k in keys})
-    result = Result()
     for key in keys:
         result.rows += [
             ("imu", f"{key}_{a}", e.value, e.std) for a, e in zip("xyz", fit[key], strict=True)

@@ -25,6 +25,10 @@ class CalibrateRequest:
     gain_scale: float | None = None
     dds_domain: int | None = None
     """excite: run on the robot over DDS on this domain (None: an in-process virtual robot)."""
+    rt_priority: int | None = None
+    """excite over DDS: SCHED_FIFO priority of the client's loop."""
+    allow_disturbed: bool = False
+    """Fit a DDS log with more than 2 % disturbed ticks anyway, with a warning."""
     lowpass_hz: float | None = None
     report: Path | None = None
     topic_a: str = "/imu/pose"
@@ -53,18 +57,22 @@ def calibrate(request: CalibrateRequest) -> int:
             group=r.group, amplitude=r.amplitude, chirp_s=r.chirp_s, gain_scale=r.gain_scale
         )
         perturb = load_overlay(r.perturb) if r.perturb else None
-        result = routines.excite(cfg, r.log, perturb, r.dds_domain)
+        result = routines.excite(cfg, r.log, perturb, r.dds_domain, r.rt_priority)
     elif r.routine == "joint-offsets":
-        result = routines.joint_offsets(r.log, r.group, r.overlay, r.report, r.lowpass_hz)
+        result = routines.joint_offsets(
+            r.log, r.group, r.overlay, r.report, r.lowpass_hz, r.allow_disturbed
+        )
     elif r.routine == "extrinsics":
         cfg = routines.ExtrinsicsConfig(
             topic_a=r.topic_a, topic_b=r.topic_b, parent=r.parent, child=r.child, name=r.name
         )
         result = routines.extrinsics(r.log, cfg, r.overlay, r.report)
     elif r.routine == "actuators":
-        result = routines.actuators(r.log, r.group, r.overlay, r.report, r.lowpass_hz)
+        result = routines.actuators(
+            r.log, r.group, r.overlay, r.report, r.lowpass_hz, r.allow_disturbed
+        )
     else:
-        result = routines.imu(r.log, r.overlay, r.report)
+        result = routines.imu(r.log, r.overlay, r.report, r.allow_disturbed)
     print(routines.summary_table(result))
     if r.routine != "excite":
         print(f"wrote {r.overlay}" + (f" and {r.report}" if r.report else ""))

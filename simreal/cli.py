@@ -389,6 +389,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--domain", type=int, default=0, help="excite --dds: DDS domain id")
     s.add_argument(
+        "--rt-priority",
+        type=int,
+        metavar="P",
+        help="excite --dds: run the client's loop SCHED_FIFO at priority P (1-99; needs root "
+        "or CAP_SYS_NICE)",
+    )
+    s.add_argument(
+        "--allow-disturbed",
+        action="store_true",
+        help="fit a DDS excitation log with more than 2 %% of its ticks disturbed (lost "
+        "states, late or uncertain commands) anyway, with a warning; refused otherwise",
+    )
+    s.add_argument(
         "--lowpass-hz",
         type=float,
         help="joint-offsets, actuators: zero-phase low-pass (Hz) on the logged joint signals "
