@@ -182,16 +182,23 @@ def hung_g1(dt: float, overlay: Overlay | None = None) -> SimG1:
     return SimG1(dt=dt, overlay=overlay, hang=True)
 
 
-def run_hung(exc: Excitation, overlay: Overlay, log_dir: Path | str) -> Path:
+def run_hung(
+    exc: Excitation,
+    overlay: Overlay,
+    log_dir: Path | str,
+    robot: SimG1 | None = None,
+) -> Path:
     """Run `exc` on the virtual G1 hung by its pelvis, in process, logging a rosbag2.
 
     The robot is the one `simreal sim-robot g1 --hang --perturb FILE` runs (SimG1 with
     the overlay as hidden truth, commands passed through the same CommandGate and its
-    latency, sub-tick included), stepped tick by tick in simulated time. Row k of every
-    topic is tick k: the command sent then, and the state after that tick's physics step.
+    latency, sub-tick included), stepped tick by tick in simulated time; `robot`: a hung
+    SimG1 built by the caller instead (its own substeps, integrator or sensor noise).
+    Row k of every topic is tick k: the command sent then, and the state after that
+    tick's physics.
     """
     dt = float(exc.t[1] - exc.t[0])
-    robot = hung_g1(dt, overlay)
+    robot = robot or hung_g1(dt, overlay)
     gate = CommandGate(stale_after_s=1e9, latency_s=overlay.latency_ms / 1e3)
     meta = excitation_log_meta(dt, source="virtual-robot")
     with RolloutLog(log_dir, meta) as log:
@@ -200,7 +207,7 @@ def run_hung(exc: Excitation, overlay: Overlay, log_dir: Path | str) -> Path:
             gate.receive(now, cmd)
             robot.apply_blend(gate.blend(now, dt))
             if gate.state != "waiting":
-                robot.step()
+                robot.tick(gate.blend, now)
             s = robot.sensors()
             log.command(now, np.stack([cmd.q, cmd.dq, cmd.kp, cmd.kd, cmd.tau], axis=1))
             log.joint_state(now, s.q, s.dq, s.tau_est)

@@ -22,10 +22,13 @@ import numpy as np
 from simreal.robots.g1 import ACTUATORS
 
 
-def random_perturbation(seed: int, joints: Sequence[str], scale: float = 1.0) -> dict:
+def random_perturbation(
+    seed: int, joints: Sequence[str], scale: float = 1.0, noise: dict | None = None
+) -> dict:
     """An overlay dict (the YAML schema) perturbing `joints`, drawn with `seed`; `scale`
     widens the ranges (module docstring). The draws are the same for every scale, so a
-    wider perturbation is the same robot pushed further."""
+    wider perturbation is the same robot pushed further. `noise`: a `noise:` section
+    (`robots.g1.perturbation`) for the virtual robot, its generator seeded with `seed`."""
     if not scale > 0:
         raise ValueError(f"perturbation scale: {scale} (must be > 0)")
     rng = np.random.default_rng(seed)
@@ -44,7 +47,7 @@ def random_perturbation(seed: int, joints: Sequence[str], scale: float = 1.0) ->
         }
         for n in joints
     }
-    return {
+    out = {
         "robot": "g1",
         "latency_ms": float(10.0 * scale * rng.uniform(0, 1)),
         "imu": {
@@ -53,3 +56,6 @@ def random_perturbation(seed: int, joints: Sequence[str], scale: float = 1.0) ->
         },
         "joints": perturbed,
     }
+    if noise is not None:
+        out["noise"] = {**noise, "seed": seed}
+    return out

@@ -276,10 +276,25 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("sim-robot", help="run the virtual robot behind the robot's DDS interface")
     s.add_argument("robot", help="robot to simulate: g1")
     s.add_argument(
-        "--perturb", type=Path, metavar="FILE", help="calibration-overlay YAML: the hidden truth"
+        "--perturb",
+        type=Path,
+        metavar="FILE",
+        help="calibration-overlay YAML: the hidden truth, plus an optional `noise:` section "
+        "(white noise on encoder_rad, joint_vel_rad_s, tau_est_nm, gyro_rad_s, accel_m_s2)",
+    )
+    s.add_argument("--rate", type=float, default=500.0, metavar="HZ", help="state and command rate")
+    s.add_argument(
+        "--physics-hz",
+        type=float,
+        metavar="HZ",
+        help="the robot's own physics rate, a whole multiple of --rate (substeps per tick); "
+        "default: --rate",
     )
     s.add_argument(
-        "--rate", type=float, default=500.0, metavar="HZ", help="state rate = physics rate"
+        "--integrator",
+        choices=("implicitfast", "Euler", "RK4", "implicit"),
+        default="implicitfast",
+        help="MuJoCo integrator of the robot's physics",
     )
     s.add_argument("--hang", action="store_true", help="fix the pelvis in the air, as on a gantry")
     s.add_argument("--band", action="store_true", help="stand on the floor held by an elastic band")

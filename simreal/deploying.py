@@ -32,6 +32,9 @@ class SimRobotRequest:
     rt_priority: int | None = None
     log: Path | None = None
     """Write the ground truth (odometry, external wrench) as a rosbag2 log here."""
+    physics_hz: float | None = None
+    """The robot's own physics rate (a whole multiple of `rate`); None: = rate."""
+    integrator: str = "implicitfast"
 
 
 @dataclass(frozen=True)
@@ -60,13 +63,17 @@ def _only_g1(robot: str) -> None:
 def sim_robot(request: SimRobotRequest) -> int:
     from simreal.deploy.g1 import virtual_robot
     from simreal.deploy.g1.sim_robot import PushSchedule
-    from simreal.robots.g1.overlay import Overlay, load_overlay
+    from simreal.robots.g1.perturbation import Perturbation, load_perturbation
 
     _only_g1(request.robot)
+    truth = load_perturbation(request.perturb) if request.perturb else Perturbation()
     cfg = virtual_robot.VirtualRobotConfig(
         rate_hz=request.rate,
         domain_id=request.domain,
-        overlay=load_overlay(request.perturb) if request.perturb else Overlay(),
+        overlay=truth.overlay,
+        noise=truth.noise,
+        physics_hz=request.physics_hz,
+        integrator=request.integrator,
         hang=request.hang,
         band=request.band,
         duration_s=request.duration,

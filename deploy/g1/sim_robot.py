@@ -9,6 +9,12 @@ ctrl = kp (q_cmd - offset) + kd dq_cmd + tau_ff. That is the motor's PD law exac
 MuJoCo's implicitfast integrator treats the kd term implicitly, as the motor driver's
 fast inner loop effectively does, so damping at kd 8 on a light wrist stays stable at
 a 2 ms step.
+
+A robot that is not the model. `substeps` and `integrator` give the simulated robot its
+own physics: e.g. 4 steps of 0.5 ms per 2 ms tick (`tick`), each under the commands in
+force during it and the torque-speed envelope at its own joint speeds, while the fits
+model one implicitfast step per tick. `noise` (`perturbation.SensorNoise`) adds white
+noise to every reported sample.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import numpy as np
 from simreal.robots.g1 import ACTUATORS, DEFAULT_JOINT_POS, JOINT_NAMES, build_mjcf
 from simreal.robots.g1.actuators import VELOCITY_LIMITS, torque_speed_range
 from simreal.robots.g1.overlay import Overlay
+from simreal.robots.g1.perturbation import SensorNoise
 
 BAND_KP, BAND_KD = 5000.0, 500.0
 """Elastic band: N/m and N s/m on the pelvis position."""
@@ -116,9 +123,17 @@ class SimG1:
         overlay: Overlay | None = None,
         hang: bool = False,
         band: bool = False,
+        substeps: int = 1,
+        integrator: str = "implicitfast",
+        noise: SensorNoise | None = None,
     ):
+        if not (isinstance(substeps, int) and substeps >= 1):
+            raise ValueError(f"substeps {substeps!r}: expected an integer >= 1")
         self.overlay = overlay or Overlay()
-        xml = build_mjcf(physics_dt=dt, visual_geoms=False)
+        self.dt, self.substeps = dt, substeps
+        self.noise = noise or SensorNoise()
+        self.rng = np.random.default_rng(self.noise.seed)
+        xml = build_mjcf(physics_dt=dt / substeps, visual_geoms=False, integrator=integrator)
         if hang:
             xml = xml.replace('<freejoint name="pelvis"/>', "")
             xml = xml.split("<keyframe>")[0] + "</mujoco>\n"
@@ -192,7 +207,16 @@ class SimG1:
         self.model.actuator_biasprm[ids, 2] = -kd
         self.data.ctrl[ids] = ctrl
 
+    def tick(self, blend, now: float) -> None:
+        """One tick of `dt`: `substeps` physics steps, each under the commands in force
+        over its own interval (`blend(start, length)` -> pieces, `CommandGate.blend`)."""
+        h = self.dt / self.substeps
+        for s in range(self.substeps):
+            self.apply_blend(blend(now + s * h, h))
+            self.step()
+
     def step(self) -> None:
+        """One physics step (dt / substeps)."""
         if self.band:
             self._pull_band()
         self._limit_motors()
@@ -272,7 +296,7 @@ class SimG1:
             # a still, hung pelvis measures the specific force of gravity, +g up.
             rot = d.xmat[self.pelvis_id].reshape(3, 3)
             accel = rot.T @ -self.model.opt.gravity
-        return Sensors(
+        out = Sensors(
             q=d.qpos[self.qpos_adr] + self.encoder_offset,
             dq=d.qvel[self.dof_adr].copy(),
             tau_est=d.actuator_force[self.act_ids].copy(),
@@ -281,3 +305,11 @@ class SimG1:
             accel=accel + np.array(self.overlay.accel_bias),
             rpy=quat_to_rpy(quat),
         )
+        if self.noise.any:
+            n, rng = self.noise, self.rng
+            out.q = out.q + n.encoder_rad * rng.standard_normal(N_JOINTS)
+            out.dq = out.dq + n.joint_vel_rad_s * rng.standard_normal(N_JOINTS)
+            out.tau_est = out.tau_est + n.tau_est_nm * rng.standard_normal(N_JOINTS)
+            out.gyro = out.gyro + n.gyro_rad_s * rng.standard_normal(3)
+            out.accel = out.accel + n.accel_m_s2 * rng.standard_normal(3)
+        return out

@@ -39,6 +39,7 @@ apply (`/wrench`, on the pelvis at its centre of mass, world frame).
 from __future__ import annotations
 
 import json
+import math
 import signal
 import sys
 import time
@@ -73,7 +74,9 @@ from simreal.deploy.g1.sim_robot import DEFAULT_Q, MotorCommand, PushSchedule, S
 from simreal.deploy.logs import LogMeta, RolloutLog
 from simreal.deploy.logs.background import BackgroundLog
 from simreal.robots.g1 import JOINT_NAMES
+from simreal.robots.g1.mjcf import INTEGRATORS
 from simreal.robots.g1.overlay import Overlay
+from simreal.robots.g1.perturbation import SensorNoise
 
 DAMPING_KD = 8.0
 FALLEN_PELVIS_M = 0.5
@@ -107,12 +110,34 @@ class VirtualRobotConfig:
     gantry once the policy balances the robot; None keeps it."""
     log_dir: Path | None = None
     """Write the ground truth here (a new rosbag2 directory)."""
+    physics_hz: float | None = None
+    """The simulated robot's own physics rate, a whole multiple of `rate_hz` (substeps
+    per tick); None: one physics step per tick."""
+    integrator: str = "implicitfast"
+    """MuJoCo integrator of the robot's physics (`mjcf.INTEGRATORS`)."""
+    noise: SensorNoise = field(default_factory=SensorNoise)
+    """White noise on what the robot reports (`--perturb FILE`'s `noise:` section)."""
 
     def __post_init__(self):
         if self.interface not in INTERFACES:
             raise ValueError(f"interface {self.interface!r}: expected one of {INTERFACES}")
         check_rate(self.rate_hz, "--rate")
         check_domain(self.domain_id, "--domain")
+        if self.integrator not in INTEGRATORS:
+            raise ValueError(f"--integrator {self.integrator!r}: expected one of {INTEGRATORS}")
+        self.substeps()
+
+    def substeps(self) -> int:
+        """Physics steps per tick; raises naming both rates unless a whole number >= 1."""
+        if self.physics_hz is None:
+            return 1
+        ratio = self.physics_hz / self.rate_hz
+        if not (math.isfinite(ratio) and ratio >= 1 and abs(ratio - round(ratio)) < 1e-9):
+            raise ValueError(
+                f"--physics-hz {self.physics_hz:g}: must be a whole multiple (>= 1) of "
+                f"--rate {self.rate_hz:g}"
+            )
+        return round(ratio)
 
 
 @dataclass
@@ -370,7 +395,15 @@ def log_truth(log: BackgroundLog, robot: SimG1) -> None:
 def run_virtual_robot(cfg: VirtualRobotConfig) -> dict:
     """Run until SIGINT/SIGTERM or `duration_s`; return a summary (also for tests)."""
     dt = 1.0 / cfg.rate_hz
-    robot = SimG1(dt=dt, overlay=cfg.overlay, hang=cfg.hang, band=cfg.band)
+    robot = SimG1(
+        dt=dt,
+        overlay=cfg.overlay,
+        hang=cfg.hang,
+        band=cfg.band,
+        substeps=cfg.substeps(),
+        integrator=cfg.integrator,
+        noise=cfg.noise,
+    )
     gate = CommandGate(cfg.stale_command_s, cfg.overlay.latency_ms / 1e3)
     clock = DeadlineClock(dt)
     stopping: list[int] = []
@@ -383,9 +416,11 @@ def run_virtual_robot(cfg: VirtualRobotConfig) -> dict:
         side = Ros2Side(dds) if cfg.interface == "ros2" else UnitreeSide(dds)
         wrench_writer = dds.writer(topic_name(ros2_state.EXTERNAL_WRENCH), msgs.WrenchStamped)
         scheduling = realtime_process(cfg.rt_priority)
+        physics = f"physics {cfg.rate_hz * robot.substeps:g} Hz {cfg.integrator}"
+        noise = f", noise {cfg.noise.as_dict()}" if cfg.noise.any else ""
         print(
             f"virtual g1 ready: {cfg.rate_hz:g} Hz on DDS domain {cfg.domain_id} "
-            f"({cfg.interface}), {scheduling}",
+            f"({cfg.interface}), {physics}{noise}, {scheduling}",
             flush=True,
         )
         ticks, start = 0, None
@@ -405,7 +440,7 @@ def run_virtual_robot(cfg: VirtualRobotConfig) -> dict:
                         push_force = force
                         wrench = robot.push_torso(force)
                         wrench_writer.write(_wrench_message(wrench, time.time_ns()))
-                    robot.step()
+                    robot.tick(gate.blend, now)
                     if robot.band and robot.data.time >= (cfg.band_release_s or np.inf):
                         robot.release_band()
                         print(f"band released at {robot.data.time:.2f} s", flush=True)
