@@ -1,9 +1,13 @@
 """Fits on a hung-robot log: PD gain scales and latency from the logged torques, then
 encoder offsets, armature and friction from the joint dynamics; and re-simulation.
 
-Gains and latency. Each motor reports the torque it applied, tau_est. At tick j it
-applied command c_{j-L} (L the latency in ticks) to the state of row j-1:
-tau_j = kp_s kp (q_cmd - q_{j-1}) + kd_s kd (dq_cmd - dq_{j-1}) + tau_ff. The encoder
+Gains and latency. Each motor reports the torque the joint got over the tick, tau_est
+(the virtual robot: averaged over its physics substeps, `SimG1.tick`). Over tick j it
+applied command c_{j-L} (L the latency in ticks): the spring acts on the position at
+the tick's start and the damper, as a driver loop much faster than the tick does, on
+the velocity it reaches, tau_j = kp_s kp (q_cmd - q_{j-1}) + kd_s kd (dq_cmd - dq_j) +
+tau_ff (exact for one implicitfast step per tick, which evaluates damping at the step's
+end velocity; an approximation for a robot with its own faster physics). The encoder
 offset cancels (the loop closes on the encoder), so for each L this is a linear
 least-squares problem in (kp_s, kd_s). The latency need not be whole ticks: with
 L + phi, the motor follows c_{j-L-1} for the first fraction phi of tick j and c_{j-L}
@@ -11,9 +15,10 @@ after it, so tau_j is the phi-weighted mix of the two PD laws, still linear in
 (kp_s, kd_s). The whole-tick search picks L; a bounded scalar minimization of the
 residual over the neighbouring ticks gives the fraction.
 
-Dynamics. MuJoCo's implicitfast step gives (M + dt D) a = tau + f_passive + f_friction
-- bias, with a = (dq_{j} - dq_{j-1}) / dt and D the motor's kd plus viscous friction.
-With the nominal model's M and bias at the true pose q_meas - offset, what remains is
+Dynamics. Over a tick, M a = tau + f_passive + f_friction - bias, with a =
+(dq_{j} - dq_{j-1}) / dt and tau the torque the joint got (tau_est; for one implicitfast
+step this is (M + dt D) a = f with the damping's implicit part in tau, viscous friction
+acting on dq_j). With the nominal model's M and bias at the true pose q_meas - offset, what remains is
 linear in (armature change, viscous, Coulomb) per joint (Coulomb only on samples that
 slide); the offsets enter through gravity and inertia and are fitted around that linear
 solve by scipy's least_squares (variable projection). Uncertainties come from the
@@ -125,8 +130,7 @@ def _gain_fits(log: HungLog, idx: np.ndarray, ticks: float, start: int):
             [
                 blended(c["kp"][:, i] * c["q"][:, i], ticks)[start:]
                 - kp * log.q[start - 1 : -1, i],
-                blended(c["kd"][:, i] * c["dq"][:, i], ticks)[start:]
-                - kd * log.dq[start - 1 : -1, i],
+                blended(c["kd"][:, i] * c["dq"][:, i], ticks)[start:] - kd * log.dq[start:, i],
             ],
             axis=1,
         )
@@ -273,11 +277,9 @@ def fit_dynamics(
         if name not in joints:
             known[JOINT_NAMES.index(name)] = offset
     inv = _InverseDynamics(log, idx, rows, known)
-    kd_applied = blended(log.cmd["kd"], gains.latency_ticks)[rows][:, idx]
-    kd_eff = kd_applied * np.array([gains.kd_scale[n].value for n in joints])
     acc, v_prev, v_next = inv.acc[:, idx], log.dq[rows - 1][:, idx], log.dq[rows][:, idx]
     sliding = (np.abs(v_prev) > SLIDE_SPEED) & (np.sign(v_prev) == np.sign(v_next))
-    tau = log.tau[rows][:, idx] - log.dt * kd_eff * acc
+    tau = log.tau[rows][:, idx]  # the torque the joints got over each tick (tau_est)
     unidentifiable = [
         f"{n}: friction and armature (only {int(sliding[:, k].sum())} samples sliding "
         f"faster than {SLIDE_SPEED} rad/s; need {MIN_SAMPLES})"

@@ -67,8 +67,9 @@ class DdsExcitation:
     """SCHED_FIFO priority of the client's loop (`clock.realtime_process`); None: normal."""
     margin_ms: float | None = None
     """The robot's largest time from a tick's start to its state's publication (plus
-    transport); None: a quarter tick. Commands sent closer than this to a tick are
-    counted uncertain."""
+    transport); None: half a tick. Commands sent closer than this before a state are
+    counted uncertain (replies on loopback take ~0.1 ms, so in-time commands sit ~1.9 ms
+    before the next state)."""
 
 
 @dataclass
@@ -240,7 +241,7 @@ def _loop_stats(states, publish, offsets, sent_row, sent_ns, cfg, dt_ms) -> dict
     idx = np.flatnonzero(known)
     step_ns = np.interp(np.arange(n + 1), idx, publish[idx])
     offset = float(min(offsets)) if offsets else 0.0
-    margin_ns = (cfg.margin_ms if cfg.margin_ms is not None else dt_ms / 4) * 1e6
+    margin_ns = (cfg.margin_ms if cfg.margin_ms is not None else dt_ms / 2) * 1e6
     in_force = commands_in_force(
         np.asarray(sent_row), np.asarray(sent_ns, dtype=float) - offset, step_ns, margin_ns
     )

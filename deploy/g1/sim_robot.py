@@ -187,6 +187,7 @@ class SimG1:
         self.band_anchor = self.data.qpos[0:3].copy()
         self.apply(MotorCommand.zero_torque())
         mujoco.mj_forward(self.model, self.data)
+        self.tau_applied = self.data.actuator_force[self.act_ids].copy()
 
     def apply(self, cmd: MotorCommand) -> None:
         """Set the motors' PD law from a command; it holds until the next `apply`."""
@@ -211,16 +212,41 @@ class SimG1:
         """One tick of `dt`: `substeps` physics steps, each under the commands in force
         over its own interval (`blend(start, length)` -> pieces, `CommandGate.blend`)."""
         h = self.dt / self.substeps
+        applied = 0.0
         for s in range(self.substeps):
             self.apply_blend(blend(now + s * h, h))
             self.step()
+            applied = applied + self.tau_applied
+        self.tau_applied = applied / self.substeps
 
     def step(self) -> None:
         """One physics step (dt / substeps)."""
         if self.band:
             self._pull_band()
         self._limit_motors()
+        before = self.data.qvel[self.dof_adr].copy()
         mujoco.mj_step(self.model, self.data)
+        self.tau_applied = self._applied_torque(self.data.qvel[self.dof_adr] - before)
+
+    def _applied_torque(self, dv: np.ndarray) -> np.ndarray:
+        """(29,) the torque the motors applied over the last physics step: the PD force at
+        the step's start minus the kd term's implicit part (kd dv, dv the step's velocity
+        change), which implicitfast
+        adds by evaluating the damping at the step's end velocity. This, averaged over a
+        tick, is what the robot reports as tau_est: the torque the joint actually got,
+        whatever the integrator, so a fit need not know the robot's substeps."""
+        m, d, ids = self.model, self.data, self.act_ids
+        force = d.actuator_force[ids]
+        lower, upper = m.actuator_forcerange[ids, 0], m.actuator_forcerange[ids, 1]
+        free = (force > lower) & (force < upper)  # clamped forces have no velocity term
+        kd = -m.actuator_biasprm[ids, 2]
+        implicit = kd * dv  # h kd qacc, qacc being the step's velocity change over h
+        if m.opt.integrator not in (
+            mujoco.mjtIntegrator.mjINT_IMPLICITFAST,
+            mujoco.mjtIntegrator.mjINT_IMPLICIT,
+        ):
+            implicit = 0.0 * implicit
+        return np.where(free, force - implicit, force)
 
     def _limit_motors(self) -> None:
         """The motors' torque range at the joints' current speed (the torque-speed envelope
@@ -299,7 +325,7 @@ class SimG1:
         out = Sensors(
             q=d.qpos[self.qpos_adr] + self.encoder_offset,
             dq=d.qvel[self.dof_adr].copy(),
-            tau_est=d.actuator_force[self.act_ids].copy(),
+            tau_est=self.tau_applied.copy(),
             quat_wxyz=quat,
             gyro=d.sensordata[s["gyro"] : s["gyro"] + 3] + np.array(self.overlay.gyro_bias),
             accel=accel + np.array(self.overlay.accel_bias),

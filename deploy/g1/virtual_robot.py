@@ -3,8 +3,10 @@
 Every tick (500 Hz by default, on a deadline clock) it takes the LowCmd_ samples that
 arrived on `rt/lowcmd`, drops any whose crc is wrong (and counts them), applies the
 newest valid one (after the overlay's latency; one that comes due inside a tick takes
-over from that instant: `CommandGate.blend`), steps MuJoCo one physics step and
-publishes `rt/lowstate` with its crc.
+over from that instant: `CommandGate.blend`), steps MuJoCo (one physics step, or
+`physics_hz / rate_hz` substeps) and publishes `rt/lowstate` with its crc. The command
+gate (latency, stale watchdog) runs on the robot's own clock, ticks x period, so a
+host that descheduled the simulated robot does not change its latency in ticks.
 
 Before its first valid command the robot waits, frozen in the default pose (the
 operator has not let go of it yet); the first command, even a zero-torque one, releases
@@ -430,9 +432,13 @@ def run_virtual_robot(cfg: VirtualRobotConfig) -> dict:
                 start = now if start is None else start
                 if cfg.duration_s is not None and now - start >= cfg.duration_s:
                     break
+                # The motors' clock is the robot's own (ticks x dt), not the host's: a
+                # real robot's loop does not stall, a simulated one on a busy host does,
+                # and a stall must not change the latency in ticks the motors apply.
+                robot_now = ticks * dt
                 for cmd in side.commands():
-                    gate.receive(now, cmd)
-                robot.apply_blend(gate.blend(now, dt))
+                    gate.receive(robot_now, cmd)
+                robot.apply_blend(gate.blend(robot_now, dt))
                 if gate.state != "waiting":
                     force = cfg.pushes.force(robot.data.time)
                     if not np.array_equal(force, push_force):
@@ -440,7 +446,7 @@ def run_virtual_robot(cfg: VirtualRobotConfig) -> dict:
                         push_force = force
                         wrench = robot.push_torso(force)
                         wrench_writer.write(_wrench_message(wrench, time.time_ns()))
-                    robot.tick(gate.blend, now)
+                    robot.tick(gate.blend, robot_now)
                     if robot.band and robot.data.time >= (cfg.band_release_s or np.inf):
                         robot.release_band()
                         print(f"band released at {robot.data.time:.2f} s", flush=True)
