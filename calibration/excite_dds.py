@@ -154,9 +154,10 @@ def run_dds(
 
         def take() -> list[tuple[object, int]]:
             nonlocal bad_total
-            now_ns = time.time_ns()
+            taken = take_raw_from(link.reader, 64)
+            now_ns = time.time_ns()  # after the take: every sample taken arrived before it
             out = []
-            for data, _, stamp in take_raw_from(link.reader, 64):
+            for data, _, stamp in taken:
                 state = decode_lowstate(data)
                 if state is None or not state.is_finite():
                     bad_total += 1
