@@ -27,6 +27,7 @@ residual variance and the (Jacobian) normal matrix at the solution.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field, replace
 
 import mujoco
@@ -96,13 +97,38 @@ class DynamicsFit:
     """N m/rad rms: how much the model's torques change per radian of each encoder offset."""
 
 
-def _linear_fit(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
-    """Least squares: coefficients, their std, residual sum of squares."""
+JACKKNIFE_BLOCKS = 10
+"""Contiguous blocks of a log for the jackknife std of the final fits (`_linear_fit`)."""
+
+
+def _linear_fit(
+    X: np.ndarray, y: np.ndarray, blocks: int = 0
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """Least squares: coefficients, their std, residual sum of squares.
+
+    The textbook std assumes white residuals. On a robot that is not the model the
+    residuals are model error, correlated over time and with the motion, and that std
+    came out 10-20 times below the real errors (kp 8.9 % off with a std of 0.4 %).
+    With `blocks`, the std is also estimated by a delete-one-block jackknife over that
+    many contiguous stretches of the samples (time order), which sees how much the fit
+    moves with the part of the motion it is given, and the larger of the two is kept."""
     coef, *_ = np.linalg.lstsq(X, y, rcond=None)
     r = y - X @ coef
     dof = max(len(y) - X.shape[1], 1)
     cov = (r @ r / dof) * np.linalg.pinv(X.T @ X)
-    return coef, np.sqrt(np.clip(np.diag(cov), 0, None)), float(r @ r)
+    std = np.sqrt(np.clip(np.diag(cov), 0, None))
+    if blocks > 1 and len(y) >= blocks * 4 * X.shape[1]:
+        edges = np.linspace(0, len(y), blocks + 1).astype(int)
+        keep = np.ones(len(y), dtype=bool)
+        leave_out = []
+        for a, b in itertools.pairwise(edges):
+            keep[:] = True
+            keep[a:b] = False
+            leave_out.append(np.linalg.lstsq(X[keep], y[keep], rcond=None)[0])
+        leave_out = np.array(leave_out)
+        spread = np.sqrt((blocks - 1) / blocks * np.sum((leave_out - leave_out.mean(0)) ** 2, 0))
+        std = np.maximum(std, spread)
+    return coef, std, float(r @ r)
 
 
 def delayed(x: np.ndarray, steps: int) -> np.ndarray:
@@ -120,7 +146,7 @@ def blended(x: np.ndarray, ticks: float) -> np.ndarray:
     return out if phi == 0 else (1 - phi) * out + phi * delayed(x, whole + 1)
 
 
-def _gain_fits(log: HungLog, idx: np.ndarray, ticks: float, start: int):
+def _gain_fits(log: HungLog, idx: np.ndarray, ticks: float, start: int, blocks: int = 0):
     """Per joint (coef, std) of (kp_s, kd_s) under latency `ticks`, and the total RSS."""
     c = log.cmd
     total, per_joint = 0.0, []
@@ -135,7 +161,7 @@ def _gain_fits(log: HungLog, idx: np.ndarray, ticks: float, start: int):
             axis=1,
         )
         y = log.tau[start:, i] - blended(c["tau"][:, i], ticks)[start:]
-        coef, std, rss = _linear_fit(X, y)
+        coef, std, rss = _linear_fit(X, y, blocks)
         total += rss
         per_joint.append((coef, std))
     return per_joint, total
@@ -160,7 +186,7 @@ def fit_gains(log: HungLog, joints: tuple[str, ...], max_latency_ms: float = 30.
             )
             candidates.append((float(sol.x), float(sol.fun)))
     ticks = min(candidates, key=lambda tc: tc[1])[0]
-    fits, rss = _gain_fits(log, idx, ticks, start)
+    fits, rss = _gain_fits(log, idx, ticks, start, JACKKNIFE_BLOCKS)
     # Std of the latency: residual variance over the cost's curvature (cost ~ rss).
     h = 0.05
     curvature = (
@@ -290,7 +316,7 @@ def fit_dynamics(
         raise CalibrationError("too little excitation: " + "; ".join(unidentifiable))
     free = np.ones(len(idx), dtype=bool)  # offsets being fitted; the others stay nominal
 
-    def solve(free_offsets: np.ndarray):
+    def solve(free_offsets: np.ndarray, blocks: int = 0):
         offsets = np.zeros(len(idx))
         offsets[free] = free_offsets
         y_all = tau - inv(offsets)
@@ -298,7 +324,7 @@ def fit_dynamics(
         for k in range(len(idx)):
             mask = sliding[:, k]
             X = np.stack([acc[mask, k], v_next[mask, k], np.sign(v_prev[mask, k])], axis=1)
-            coef, std, _ = _linear_fit(X, y_all[mask, k])
+            coef, std, _ = _linear_fit(X, y_all[mask, k], blocks)
             res.append(y_all[mask, k] - X @ coef)
             fits.append((coef, std))
         return np.concatenate(res), fits
@@ -313,7 +339,7 @@ def fit_dynamics(
     def evaluate(sol):
         """Offsets (0 where held), their std (inf where held), residuals, linear fits."""
         x = sol.x if sol is not None else np.zeros(0)
-        r, fits = solve(x)
+        r, fits = solve(x, JACKKNIFE_BLOCKS)
         value, std = np.zeros(len(idx)), np.full(len(idx), np.inf)
         if sol is not None:
             dof = max(len(r) - len(x) - 3 * len(idx), 1)

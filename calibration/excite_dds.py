@@ -31,6 +31,8 @@ and refuses a robot whose tick period is not the excitation's (e.g. `sim-robot -
 
 from __future__ import annotations
 
+import contextlib
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -213,6 +215,8 @@ def run_dds(
         for _ in range(5):
             link.send(MotorCommand.damping(DAMPING_KD), first)
             time.sleep(dt)
+        if cfg.rt_priority is not None:
+            _normal_scheduling()
     stats = _loop_stats(states, publish, offsets, sent_row, sent_ns, cfg, dt_ms)
     in_force = stats.pop("_in_force")
     reply_ms = np.array(reply or [0.0]) * 1e3
@@ -233,6 +237,14 @@ def run_dds(
             log.joint_state(t, rows["q"][k], rows["dq"][k], rows["tau_est"][k])
             log.imu(t, rows["quat_wxyz"][k], rows["gyro"][k], rows["accel"][k])
     return stats
+
+
+def _normal_scheduling() -> None:
+    """Back to normal scheduling for every thread of the process once the loop is over:
+    the fits that often follow in the same process are heavy and must not run SCHED_FIFO."""
+    for tid in (int(t) for t in os.listdir("/proc/self/task")):
+        with contextlib.suppress(PermissionError, ProcessLookupError):
+            os.sched_setscheduler(tid, os.SCHED_OTHER, os.sched_param(0))
 
 
 def _loop_stats(states, publish, offsets, sent_row, sent_ns, cfg, dt_ms) -> dict:
