@@ -227,8 +227,10 @@ def calibrate_dds_once(seed: int, folder: Path, args: argparse.Namespace) -> dic
             if f"{n}.{key}" in blind:
                 continue
             got, want = getattr(fit.joint(n), key), truth["joints"][n][key]
-            err = got - want if key == "encoder_offset" else got / want - 1
-            per_joint[n] = {"error": round(err, 6), "std": round(std[(n, key)], 6)}
+            relative = key != "encoder_offset"  # errors and stds relative to the truth
+            err = got / want - 1 if relative else got - want
+            sd = std[(n, key)] / abs(want) if relative else std[(n, key)]
+            per_joint[n] = {"error": round(err, 6), "std": round(sd, 6)}
         errors[key] = per_joint
     written_offsets = errors["encoder_offset"]
 
@@ -254,6 +256,10 @@ def calibrate_dds_once(seed: int, folder: Path, args: argparse.Namespace) -> dic
         "holdout_rmse_nominal_rad": nominal,
         "holdout_rmse_calibrated_rad": calibrated,
         "holdout_rmse_drop": 1.0 - calibrated / nominal,
+        "errors_beyond_2_std": sum(
+            abs(v["error"]) > 2 * v["std"] for per in errors.values() for v in per.values()
+        ),
+        "parameters_written": sum(len(per) for per in errors.values()),
         "errors": errors,
     }
 
