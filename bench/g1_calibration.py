@@ -230,7 +230,7 @@ def calibrate_dds_once(seed: int, folder: Path, args: argparse.Namespace) -> dic
             relative = key != "encoder_offset"  # errors and stds relative to the truth
             err = got / want - 1 if relative else got - want
             sd = std[(n, key)] / abs(want) if relative else std[(n, key)]
-            per_joint[n] = {"error": round(err, 6), "std": round(sd, 6)}
+            per_joint[n] = {"error": round(float(err), 6), "std": round(float(sd), 6)}
         errors[key] = per_joint
     written_offsets = errors["encoder_offset"]
 
@@ -246,7 +246,7 @@ def calibrate_dds_once(seed: int, folder: Path, args: argparse.Namespace) -> dic
         "held_out_log_attempts": held_attempts,
         "fitted_a_disturbed_log": disturbed,
         "unidentifiable": blind,
-        "offsets_within_goal": sum(abs(v["error"]) <= 0.005 for v in written_offsets.values()),
+        "offsets_within_goal": int(sum(abs(v["error"]) <= 0.005 for v in written_offsets.values())),
         "max_offset_error_rad": worst("encoder_offset"),
         **{f"max_{key}_rel_error": worst(key) for key in FIELDS},
         "latency_error_ms": abs(fit.latency_ms - truth["latency_ms"]) if latency_written else None,
@@ -256,8 +256,8 @@ def calibrate_dds_once(seed: int, folder: Path, args: argparse.Namespace) -> dic
         "holdout_rmse_nominal_rad": nominal,
         "holdout_rmse_calibrated_rad": calibrated,
         "holdout_rmse_drop": 1.0 - calibrated / nominal,
-        "errors_beyond_2_std": sum(
-            abs(v["error"]) > 2 * v["std"] for per in errors.values() for v in per.values()
+        "errors_beyond_2_std": int(
+            sum(abs(v["error"]) > 2 * v["std"] for per in errors.values() for v in per.values())
         ),
         "parameters_written": sum(len(per) for per in errors.values()),
         "errors": errors,
@@ -288,7 +288,7 @@ def main_dds(args: argparse.Namespace) -> None:
             folder = Path(tmp) / str(seed)
             folder.mkdir()
             runs.append(calibrate_dds_once(seed, folder, args))
-            print(json.dumps({k: v for k, v in runs[-1].items() if k != "errors"}), flush=True)
+            print(json.dumps({k: v for k, v in runs[-1].items() if k != "errors"}, default=float))
     report = {
         "command": "python bench/g1_calibration.py " + " ".join(sys.argv[1:]),
         "robot": f"sim-robot g1 --hang --physics-hz {ROBOT_PHYSICS_HZ:g} (implicitfast), "
