@@ -17,8 +17,8 @@ send times, which command the robot took at each tick (`commands_in_force`):
 
 - the robot takes rt/lowcmd at the start of a tick and publishes the state within
   `margin` of that start, so a command sent after step s's state was published was
-  taken at step s + 1 or later, and one sent more than `margin` before it was taken
-  by step s;
+  taken at step s + 1 or later, and one sent more than `margin` before step s's state
+  was published was taken by step s;
 - in between, which tick took it is uncertain: such ticks are counted, with the lost
   states, the late commands (ticks whose planned command was not in force) and the
   robot's own late ticks (its period off by more than half a tick), as disturbed.
