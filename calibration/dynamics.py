@@ -307,6 +307,22 @@ def smoothed(log: HungLog, cutoff_hz: float | None) -> HungLog:
     )
 
 
+def _jackknife_offsets(sol, sample_row: np.ndarray, blocks: int = JACKKNIFE_BLOCKS):
+    """Delete-one-block jackknife std of the offsets, linearized: leaving out a stretch
+    of the log (by sample time) moves the solution by one Gauss-Newton step on the rest
+    (from the full solution's residuals and Jacobian). On a noisy robot with its own
+    physics the Jacobian std alone let a hung ankle pitch offset through at 0.0092 rad
+    off with a std of 0.0039."""
+    J, r = sol.jac, sol.fun
+    edges = np.linspace(sample_row.min(), sample_row.max() + 1, blocks + 1)
+    steps = []
+    for a, b in itertools.pairwise(edges):
+        keep = (sample_row < a) | (sample_row >= b)
+        steps.append(-np.linalg.lstsq(J[keep], r[keep], rcond=None)[0])
+    steps = np.array(steps)
+    return np.sqrt((blocks - 1) / blocks * np.sum((steps - steps.mean(0)) ** 2, 0))
+
+
 def fit_dynamics(
     log: HungLog,
     joints: tuple[str, ...],
@@ -379,9 +395,13 @@ def fit_dynamics(
             dof = max(len(r) - len(x) - 3 * len(idx), 1)
             cov = (r @ r / dof) * np.linalg.pinv(sol.jac.T @ sol.jac)
             value[free] = x
-            std[free] = np.sqrt(np.clip(np.diag(cov), 0, None))
+            std[free] = np.maximum(
+                np.sqrt(np.clip(np.diag(cov), 0, None)), _jackknife_offsets(sol, sample_row)
+            )
         return value, std, r, fits
 
+    # The sample (row of `rows`) behind each residual, in solve()'s order (joint by joint).
+    sample_row = np.concatenate([np.flatnonzero(sliding[:, k]) for k in range(len(idx))])
     held: dict[str, str] = {}
     sol = fit_offsets()
     sensitivity = np.linalg.norm(sol.jac, axis=0) / np.sqrt(len(sol.fun))
