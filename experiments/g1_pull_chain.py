@@ -136,7 +136,13 @@ STAGES = (
         ("train.ppo.critic_learning_rate=0.001",),
         "results/experiments/g1/force-run-3, results/g1-force",
     ),
-    Stage("ref", "g1-pull", 1_658_880, PULL_BASE, "results/experiments/g1/pull-run-2/README.md, step 1"),
+    Stage(
+        "ref",
+        "g1-pull",
+        1_658_880,
+        PULL_BASE,
+        "results/experiments/g1/pull-run-2/README.md, step 1",
+    ),
     Stage(
         "walk",
         "g1-pull",
@@ -144,7 +150,9 @@ STAGES = (
         (*WALK, "task.reward_weights.track_lin_vel=2.0"),
         "results/experiments/g1/pull-run-2",
     ),
-    Stage("rail", "g1-pull", 5_836_800, RAIL, "results/experiments/g1/pull-run-3/README.md, step 1"),
+    Stage(
+        "rail", "g1-pull", 5_836_800, RAIL, "results/experiments/g1/pull-run-3/README.md, step 1"
+    ),
     Stage("tow", "g1-pull", 6_156_288, TOW, "results/experiments/g1/pull-run-3"),
     Stage("heavy", "g1-pull", 17_559_552, HEAVY, "results/experiments/g1/pull-run-4"),
     Stage(
