@@ -14,7 +14,8 @@ numbers.
         [--skip-train] [--task-set task.FIELD=VALUE ...]
 
 `--skip-train` evaluates the newest existing run of each row and seed under --out
-(a missing one is left out and the row says over how many seeds it is).
+(a missing one is left out and the row says over how many seeds it is; one whose eval
+JSON in --results already names that run is not evaluated again).
 """
 
 from __future__ import annotations
@@ -107,7 +108,15 @@ def main(argv: list[str] | None = None) -> None:
             )
             if run is None:
                 continue
-            metrics = evaluate(str(run), args.results / f"eval_{row}_s{seed}.json")
+            done = args.results / f"eval_{row}_s{seed}.json"
+            if (
+                args.skip_train
+                and done.exists()
+                and json.loads(done.read_text())["policy"] == str(run)
+            ):
+                metrics = json.loads(done.read_text())  # this run was evaluated already
+            else:
+                metrics = evaluate(str(run), done)
             runs[row].append({"seed": seed, "run": str(run), **{k: metrics[k] for k in METRICS}})
             print(row, json.dumps(runs[row][-1]), flush=True)
     pid = evaluate("baseline:pid", args.results / "eval_pid.json", "--task", "lane-keep", *task_set)
