@@ -215,10 +215,9 @@ def actuators(
     lowpass_hz: float | None = None,
     allow_disturbed: bool = False,
 ) -> Result:
-    """`lowpass_hz`: zero-phase low-pass on the logged joint signals before the dynamics
-    fit (for a robot's noisy encoders; None for the noise-free virtual robot).
-    `allow_disturbed`: fit a DDS log with too many disturbed ticks, with a warning.
-    A parameter whose std exceeds its goal (`GOALS`) is reported, not written."""
+    """The actuators' parameters of `group`, with `lowpass_hz` and `allow_disturbed` as in
+    `joint_offsets`. A parameter whose std exceeds its goal (`GOALS`) is reported, not
+    written."""
     start = time.perf_counter()
     joints = _group_of(None, group)
     result = Result()
