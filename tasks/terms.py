@@ -60,6 +60,15 @@ def layout(terms: Iterable[ObservationTerm]) -> tuple[tuple[str, int], ...]:
     return tuple((term.name, term.size) for term in terms)
 
 
+def first_columns(layout_: Iterable[tuple[str, int]]) -> dict[str, int]:
+    """The first column of each term in an observation laid out as `layout_`."""
+    out, col = {}, 0
+    for name, size in layout_:
+        out[name] = col
+        col += size
+    return out
+
+
 def observe(terms: Iterable[ObservationTerm], inputs: Any) -> np.ndarray:
     """The terms evaluated on `inputs`, concatenated in order, float32 (N, sum of sizes)."""
     return np.concatenate([term.func(inputs) for term in terms], axis=1, dtype=np.float32)

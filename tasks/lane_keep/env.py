@@ -30,7 +30,7 @@ from simreal.tasks.lane_keep.observations import (
 from simreal.tasks.lane_keep.perception import DelayLine, LaneEstimate, detect_lane
 from simreal.tasks.lane_keep.roads import RoadBank, build_bank, evaluation_seeds, train_seeds
 from simreal.tasks.lane_keep.semantic import CaptionEncoder, make_encoder
-from simreal.tasks.terms import layout, observe
+from simreal.tasks.terms import first_columns, layout, observe
 
 CAPTION_LOOKAHEAD_M = (5.0, 25.0)
 """A caption speaks of the road 5-25 m ahead: what the forward camera and the 20 m LiDAR
@@ -109,9 +109,12 @@ class LaneKeepEnv(TaskEnv):
         pooled RMSE and its percentiles are taken over."""
         self.first_episode = np.ones(n, dtype=bool)
         self._measure()
-        self.perceived = self._truth_estimate(np.arange(n))
-        self.latest_detection = self._truth_estimate(np.arange(n))
-        self.delay.fill(np.arange(n), self.perceived.stack())
+        everyone = np.arange(n)
+        self.perceived = self._truth_estimate(everyone)
+        """The lane estimate the policy sees now (made `perception.delay_s` ago)."""
+        self.latest_detection = self._truth_estimate(everyone)
+        """The detector's newest estimate, the previous one its next detection falls back on."""
+        self.delay.fill(everyone, self.perceived.stack())
 
     def _measure(self) -> None:
         """Locate every car on its road and evaluate what rewards and observations need."""
@@ -334,8 +337,7 @@ class LaneKeepEnv(TaskEnv):
         self.collided_any[ids] = False
         self.off_road_any[ids] = False
         self._measure()
-        if hasattr(self, "delay"):  # not during construction, which fills it itself
-            self._restart_perception(ids)
+        self._restart_perception(ids)
         self.pid_integral[ids] = 0.0
         self.prev_offset[ids] = self.lane_offset[ids]
         c_pid = self.cfg.pid
@@ -350,11 +352,8 @@ class LaneKeepEnv(TaskEnv):
         locked on before the episode), its delay line full of it."""
         start = self._truth_estimate(ids)
         self.delay.fill(ids, start.stack())
-        if self.perceives:
-            for name in ("offset", "heading", "width", "curvature"):
-                getattr(self.latest_detection, name)[ids] = getattr(start, name)
-        for name in ("offset", "heading", "width", "curvature"):
-            getattr(self.perceived, name)[ids] = getattr(start, name)
+        self.latest_detection.set_rows(ids, start)
+        self.perceived.set_rows(ids, start)
 
     def episode_metrics(self, ids: np.ndarray) -> dict[str, np.ndarray]:
         self.first_episode[ids] = False
@@ -413,7 +412,7 @@ class LaneKeepEnv(TaskEnv):
         Each holds `baselines.speed_mps`. Their gains were picked on training roads only
         (`experiments/lane_keep_baselines.py`)."""
         b = self.cfg.baselines
-        column = _columns(self.observation_layout)
+        column = first_columns(self.observation_layout)
         max_steer, wheelbase = self.params.max_steer, self.params.wheelbase
         if name == "pid":
             if "pid_correction" not in column:
@@ -473,12 +472,3 @@ class LaneKeepEnv(TaskEnv):
             "caption_vocabulary": list(VOCAB),
             "caption_refresh_steps": self.cfg.semantic.refresh_steps,
         }
-
-
-def _columns(layout: tuple[tuple[str, int], ...]) -> dict[str, int]:
-    """First column of each observation term."""
-    out, col = {}, 0
-    for name, size in layout:
-        out[name] = col
-        col += size
-    return out

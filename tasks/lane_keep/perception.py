@@ -95,6 +95,11 @@ class LaneEstimate:
     def unstack(values: np.ndarray) -> LaneEstimate:
         return LaneEstimate(values[:, 0], values[:, 1], values[:, 2], values[:, 3])
 
+    def set_rows(self, ids: np.ndarray, other: LaneEstimate) -> None:
+        """Rows `ids` take `other`'s values (one row of `other` per id)."""
+        for name in ("offset", "heading", "width", "curvature"):
+            getattr(self, name)[ids] = getattr(other, name)
+
 
 def returns_in_car_frame(
     ranges: np.ndarray, directions: np.ndarray, forward_m: float, max_range_m: float
