@@ -134,6 +134,8 @@ class SimG1:
         self.noise = noise or SensorNoise()
         self.rng = np.random.default_rng(self.noise.seed)
         xml = build_mjcf(physics_dt=dt / substeps, visual_geoms=False, integrator=integrator)
+        self.implicit_damping = integrator in ("implicitfast", "implicit")
+        """The integrator evaluates the kd term at the step's end velocity (`_applied_torque`)."""
         if hang:
             xml = xml.replace('<freejoint name="pelvis"/>', "")
             xml = xml.split("<keyframe>")[0] + "</mujoco>\n"
@@ -239,13 +241,10 @@ class SimG1:
         force = d.actuator_force[ids]
         lower, upper = m.actuator_forcerange[ids, 0], m.actuator_forcerange[ids, 1]
         free = (force > lower) & (force < upper)  # clamped forces have no velocity term
+        if not self.implicit_damping:
+            return force.copy()
         kd = -m.actuator_biasprm[ids, 2]
         implicit = kd * dv  # h kd qacc, qacc being the step's velocity change over h
-        if m.opt.integrator not in (
-            mujoco.mjtIntegrator.mjINT_IMPLICITFAST,
-            mujoco.mjtIntegrator.mjINT_IMPLICIT,
-        ):
-            implicit = 0.0 * implicit
         return np.where(free, force - implicit, force)
 
     def _limit_motors(self) -> None:
