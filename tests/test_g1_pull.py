@@ -26,16 +26,7 @@ from simreal.policies.models import ActorCritic
 from simreal.tasks import get_task, make_env
 from simreal.tasks.curriculum import FallRateCurriculum, PerSimulationCurriculum
 from simreal.tasks.g1 import POLICY_OBSERVATION, PRIVILEGED_OBSERVATION, policy_observation
-from simreal.tasks.g1_force import G1ForceConfig, G1ForceEnv
-from simreal.tasks.g1_pull import (
-    COMMAND_OBSERVATION,
-    EvalPullConfig,
-    G1PullConfig,
-    G1PullEnv,
-    LoadConfig,
-    held_force,
-)
-from simreal.tasks.g1_pull.gait import (
+from simreal.tasks.g1.gait import (
     LEG_REFERENCE_JOINTS,
     clock_observation,
     gait_phase,
@@ -45,15 +36,23 @@ from simreal.tasks.g1_pull.gait import (
     stride_sweep,
     swing_lift,
 )
-from simreal.tasks.g1_pull.observations import GAIT_OBSERVATION, walking_command
-from simreal.tasks.g1_pull.rewards import (
+from simreal.tasks.g1.walking_terms import (
+    GAIT_OBSERVATION,
     feet_air_time,
-    heading,
-    tow,
-    tow_steady,
     track_lin_vel,
     track_yaw_rate,
 )
+from simreal.tasks.g1_force import G1ForceConfig, G1ForceEnv
+from simreal.tasks.g1_pull import (
+    COMMAND_OBSERVATION,
+    EvalPullConfig,
+    G1PullConfig,
+    G1PullEnv,
+    LoadConfig,
+    held_force,
+)
+from simreal.tasks.g1_pull.observations import walking_command
+from simreal.tasks.g1_pull.rewards import heading, tow, tow_steady
 from simreal.training import warm_start_weights
 
 ROBOT_Q, ROBOT_V = 36, 35

@@ -1,5 +1,5 @@
 """The gait clock of a walking policy, run inside the deploy node from the policy's
-metadata, as the task runs it in training (`tasks.g1_pull.gait`).
+metadata, as the task runs it in training (`tasks.g1.gait`).
 
 Training's clock starts with the episode: the phase at episode time t is
 ((t - gait_start_s) / gait_period_s) mod 1, the clock reads (0, 0) while no walking
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from simreal.deploy.runtime import PolicyMetadataError
-from simreal.tasks.g1_pull import gait
+from simreal.tasks.g1 import gait
 
 KEYS = (
     "gait_period_s",
@@ -25,7 +25,10 @@ KEYS = (
     "gait_reference_rad",
     "gait_stride_gain",
 )
-"""What the task's `deployment_metadata` writes for its clock (`G1PullEnv`)."""
+"""What the task's `deployment_metadata` writes for its clock (`G1GaitEnv`)."""
+RULE_KEY = "gait_walking_rule"
+"""Which commands step (gait.WALKING_RULES); policies exported before g1-walk lack it and
+walk on the forward speed alone (`forward`, g1-pull's rule)."""
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,7 @@ class GaitClock:
     stance_fraction: float
     reference_rad: float
     stride_gain: float
+    walking_rule: str = "forward"
 
     @classmethod
     def from_metadata(cls, raw: dict[str, str], source: str) -> GaitClock:
@@ -51,7 +55,12 @@ class GaitClock:
             raise PolicyMetadataError(
                 f"{source}: gait metadata {[raw[k] for k in KEYS]} are not all numbers"
             ) from None
-        clock = cls(*values)
+        rule = raw.get(RULE_KEY, "forward")
+        if rule not in gait.WALKING_RULES:
+            raise PolicyMetadataError(
+                f"{source}: {RULE_KEY} {rule!r} is not one of {gait.WALKING_RULES}"
+            )
+        clock = cls(*values, walking_rule=rule)
         if not (clock.period_s > 0 and 0 < clock.stance_fraction < 1):
             raise PolicyMetadataError(
                 f"{source}: gait_period_s {clock.period_s} must be > 0 and stance_fraction "
@@ -63,6 +72,10 @@ class GaitClock:
         """(1,) the left leg's phase at policy time t (s)."""
         return gait.gait_phase(np.array([t]), self.start_s, self.period_s)
 
+    def walking(self, command: np.ndarray) -> np.ndarray:
+        """(1,) bool: `command` (1, 3) asks for steps under the policy's rule."""
+        return gait.walking(command, self.walking_rule)
+
     def reference_offset(self, t: float, command: np.ndarray) -> np.ndarray:
         """(29,) the stepping reference's joint-target offsets at policy time t under
         `command` (3,)."""
@@ -72,5 +85,6 @@ class GaitClock:
             self.stance_fraction,
             self.reference_rad,
             self.stride_gain,
+            self.walking_rule,
         )
         return offset[0]

@@ -2,7 +2,8 @@
 
 The task a policy was trained on (its `task` metadata, looked up in the task registry)
 declares its policy observation once, as terms (`policy_terms` of its environment:
-`tasks.g1.observations.POLICY_TERMS` for g1-force, `PULL_POLICY_TERMS` for g1-pull).
+`tasks.g1.observations.POLICY_TERMS` for g1-force, `PULL_POLICY_TERMS` for g1-pull,
+`WALK_POLICY_TERMS` for g1-walk).
 Training, evaluation and this node evaluate those same term functions; here on a batch
 of one `PullPolicyReading`: the robot state, the policy's default pose and last action,
 the walking command (`deploy.commands`), the pull direction and the gait clock
@@ -26,8 +27,8 @@ from simreal.deploy.g1.gait_clock import GaitClock
 from simreal.deploy.g1.messages import RobotState
 from simreal.deploy.runtime import OnnxPolicy, PolicyMetadataError
 from simreal.tasks.g1.observations import G1State
-from simreal.tasks.g1_pull.gait import walking
-from simreal.tasks.g1_pull.observations import COMMAND_TERMS, GAIT_TERMS, PullPolicyReading
+from simreal.tasks.g1.walking_terms import COMMAND_VELOCITY, GAIT_TERMS
+from simreal.tasks.g1_pull.observations import PullPolicyReading
 from simreal.tasks.terms import ObservationTerm, layout, observe
 
 PULL_DIRECTIONS = {"forward": 1.0, "backward": -1.0}
@@ -67,7 +68,7 @@ def reading(
         command=command,
         direction=np.array([pull_direction]),
         phase=clock.phase(t) if clock else np.zeros(1),
-        walking=walking(command) if clock else np.zeros(1, dtype=bool),
+        walking=clock.walking(command) if clock else np.zeros(1, dtype=bool),
     )
 
 
@@ -97,7 +98,7 @@ class G1Observation:
                 f"{source}: observation_names {ours} differ from task {meta.task!r}'s "
                 f"observation terms {theirs}"
             )
-        self.needs_command = any(term in COMMAND_TERMS for term in self.terms)
+        self.needs_command = COMMAND_VELOCITY in self.terms
         self.clock = (
             GaitClock.from_metadata(policy.raw_metadata, source)
             if any(term in GAIT_TERMS for term in self.terms)

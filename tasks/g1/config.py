@@ -162,3 +162,44 @@ class G1Config:
             return load_overlay(self.calibration)
         except (OverlayError, FileNotFoundError) as err:
             raise ValueError(f"calibration: {err}") from None
+
+
+@dataclass
+class G1GaitConfig(G1Config):
+    """What the walking G1 tasks (`g1-pull`, `g1-walk`) add: the gait clock
+    (tasks/g1/gait.py), its stepping reference and the widths of the walking rewards."""
+
+    lin_vel_sigma_m_s: float = 0.25
+    yaw_rate_sigma: float = 0.5
+    feet_air_time_s: float = 0.3
+    """feet_air_time pays (air time - this) at every touchdown while a speed is commanded."""
+    gait_period_s: float = 0.8
+    stance_fraction: float = 0.55
+    swing_height_m: float = 0.08
+    """The gait clock (gait.py): period, each leg's stance share, and the sole height
+    feet_swing_height asks of a swinging foot."""
+    gait_reference_rad: float = 0.0
+    """Amplitude a of an open-loop stepping pattern added to the policy's joint targets
+    while walking (gait.leg_reference: hip pitch -a, knee +2a, ankle pitch -a times the
+    swing lift): the action becomes a residual on stepping in place, so the policy need
+    not discover stepping before it can learn to walk. 0: no reference."""
+    gait_stride_gain: float = 0.0
+    """rad per m/s: the reference also strides at the commanded forward speed
+    (gait.stride_reference; 0.37 matches the speed with the default clock). Acts only
+    with gait_reference_rad > 0."""
+
+    def validate(self) -> None:
+        super().validate()
+        for name in ("lin_vel_sigma_m_s", "yaw_rate_sigma"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"task.{name} must be positive, got {getattr(self, name)}")
+        if self.gait_reference_rad < 0 or self.gait_stride_gain < 0:
+            raise ValueError(
+                f"gait_reference_rad and gait_stride_gain must be >= 0, got "
+                f"{self.gait_reference_rad}, {self.gait_stride_gain}"
+            )
+        if self.gait_period_s <= 0 or not 0.0 < self.stance_fraction < 1.0:
+            raise ValueError(
+                f"gait: need gait_period_s > 0 and 0 < stance_fraction < 1, got "
+                f"{self.gait_period_s}, {self.stance_fraction}"
+            )

@@ -352,8 +352,22 @@ class G1Env(TaskEnv):
         if not self.engine.live_model_fields:
             self.engine.commit_model()
 
+    def ground_height(self, xy: np.ndarray) -> np.ndarray:
+        """Height (...,) of the ground under points xy (..., 2): the flat floor at 0; a
+        task on rough ground (`g1-walk`) looks it up in its height field."""
+        return np.zeros(xy.shape[:-1])
+
+    def base_height(self) -> np.ndarray:
+        """(N,) pelvis height above the ground under it (m)."""
+        qpos = self.engine.qpos
+        return qpos[:, 2] - self.ground_height(qpos[:, 0:2])
+
+    def foot_clearance(self) -> np.ndarray:
+        """(N, 2) each sole's height above the ground under it (m)."""
+        return self.foot_pos[..., 2] - self.ground_height(self.foot_pos[..., :2])
+
     def foot_contact(self) -> np.ndarray:
-        return (self.foot_pos[..., 2] < CONTACT_HEIGHT_M).astype(float)
+        return (self.foot_clearance() < CONTACT_HEIGHT_M).astype(float)
 
     def _update_kinematics(self, ids: np.ndarray | None = None) -> None:
         """Torso orientation and sole positions; sole velocity by difference over a control
@@ -463,7 +477,7 @@ class G1Env(TaskEnv):
     def falls(self) -> np.ndarray:
         """Falls: pelvis low (or thrown high), tilted over, or a state that is not finite."""
         qpos = self.engine.qpos
-        height = qpos[:, 2]
+        height = self.base_height()
         up_z = -projected_gravity(qpos[:, 3:7])[:, 2]
         tilt = np.arccos(np.clip(up_z, -1.0, 1.0))
         finite = np.isfinite(qpos).all(axis=1) & np.isfinite(self.engine.qvel).all(axis=1)
@@ -487,6 +501,7 @@ class G1Env(TaskEnv):
             noise = self.rng.uniform(-1.0, 1.0, (n, 29)) * self.cfg.reset_joint_noise_rad
             q = qpos[:, 7 : ROBOT_QPOS.stop]
             q[:] = np.clip(q + noise, self.soft_lower, self.soft_upper)
+        self.place_on_ground(ids, qpos)
         self.engine.reset(ids, qpos, np.zeros((n, self.engine.qvel.shape[1])))
         if self.randomize:
             self._randomize(ids)
@@ -503,6 +518,11 @@ class G1Env(TaskEnv):
         if self.randomize:
             self.next_push_s[ids] = self.rng.uniform(*self.cfg.randomization.push_interval_s, n)
         self._update_kinematics(ids)
+
+    def place_on_ground(self, ids: np.ndarray, qpos: np.ndarray) -> None:
+        """Where new episodes start: edit the rows of `qpos` (len(ids), nq) in place before
+        they are written. The G1 stands at the origin of the flat floor; `g1-walk` puts
+        it somewhere on its rough ground, facing any way."""
 
     def reset_loads(self, ids: np.ndarray) -> None:
         """Start the task's loads for new episodes in simulations `ids` (after the robot's

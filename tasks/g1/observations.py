@@ -91,7 +91,7 @@ def _per_sim(values: np.ndarray) -> np.ndarray:
 
 PRIVILEGED_TERMS: tuple[ObservationTerm, ...] = (
     ObservationTerm("base_lin_vel", 3, lambda env: env.to_heading(env.engine.qvel[:, 0:3])),
-    ObservationTerm("base_height", 1, lambda env: env.engine.qpos[:, 2:3]),
+    ObservationTerm("base_height", 1, lambda env: env.base_height()[:, None]),
     ObservationTerm(
         "external_force", 9, lambda env: env.to_heading(env.external_force).reshape(-1, 9)
     ),
@@ -109,7 +109,7 @@ PRIVILEGED_TERMS: tuple[ObservationTerm, ...] = (
     ObservationTerm("joint_offset", NUM_JOINTS, lambda env: env.joint_offset),
 )
 """Critic-only terms, appended to the clean policy observation: base_lin_vel (m/s, heading
-frame), base_height (m), external_force (N, heading frame; torso, left hand, right hand),
+frame), base_height (m, above the ground), external_force (N, heading frame; torso, left hand, right hand),
 the FAT2 target lean (rad), foot contact (0/1), and the randomized parameters."""
 
 PRIVILEGED_OBSERVATION: tuple[tuple[str, int], ...] = layout(PRIVILEGED_TERMS)

@@ -63,7 +63,7 @@ def upright_term(env) -> np.ndarray:
 
 
 def base_height_term(env) -> np.ndarray:
-    return base_height(env.engine.qpos[:, 2], env.stand_height, env.cfg.base_height_sigma_m)
+    return base_height(env.base_height(), env.stand_height, env.cfg.base_height_sigma_m)
 
 
 def fat2_tilt_term(env) -> np.ndarray:

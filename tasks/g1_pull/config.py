@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from simreal.tasks.g1.config import G1_TRAIN_DEFAULTS, G1Config
+from simreal.tasks.g1.config import G1_TRAIN_DEFAULTS, G1GaitConfig
 from simreal.tasks.g1_pull.rewards import REWARDS
 from simreal.tasks.terms import default_weights
 
@@ -141,53 +141,24 @@ class EvalPullConfig:
 
 
 @dataclass
-class G1PullConfig(G1Config):
+class G1PullConfig(G1GaitConfig):
     """`g1-pull`: the G1 tows a cart by a rope handle, walking backward or forward."""
 
     eval_episode_s: float = 12.0
     load: LoadConfig = field(default_factory=LoadConfig)
     command: CommandConfig = field(default_factory=CommandConfig)
     eval_pull: EvalPullConfig = field(default_factory=EvalPullConfig)
-    lin_vel_sigma_m_s: float = 0.25
-    yaw_rate_sigma: float = 0.5
     heading_sigma_rad: float = 0.3
     tow_sigma_share: float = 0.15
     """tow_steady's width: the handle force's deviation from the steady towing force, as a
     share of that force."""
-    feet_air_time_s: float = 0.3
-    """feet_air_time pays (air time - this) at every touchdown while a speed is commanded."""
-    gait_period_s: float = 0.8
-    stance_fraction: float = 0.55
-    swing_height_m: float = 0.08
-    """The gait clock (gait.py): period, each leg's stance share, and the sole height
-    feet_swing_height asks of a swinging foot."""
-    gait_reference_rad: float = 0.0
-    """Amplitude a of an open-loop stepping pattern added to the policy's joint targets
-    while walking (gait.leg_reference: hip pitch -a, knee +2a, ankle pitch -a times the
-    swing lift): the action becomes a residual on stepping in place, so the policy need
-    not discover stepping before it can learn to walk with the load. 0: no reference."""
-    gait_stride_gain: float = 0.0
-    """rad per m/s: the reference also strides at the commanded speed
-    (gait.stride_reference; 0.37 matches the speed with the default clock). Acts only
-    with gait_reference_rad > 0."""
     reward_weights: dict[str, float] = field(default_factory=lambda: default_weights(REWARDS))
 
     def validate(self) -> None:
         super().validate()
-        sigmas = ("lin_vel_sigma_m_s", "yaw_rate_sigma", "heading_sigma_rad", "tow_sigma_share")
-        for name in sigmas:
+        for name in ("heading_sigma_rad", "tow_sigma_share"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"task.{name} must be positive, got {getattr(self, name)}")
-        if self.gait_reference_rad < 0 or self.gait_stride_gain < 0:
-            raise ValueError(
-                f"gait_reference_rad and gait_stride_gain must be >= 0, got "
-                f"{self.gait_reference_rad}, {self.gait_stride_gain}"
-            )
-        if self.gait_period_s <= 0 or not 0.0 < self.stance_fraction < 1.0:
-            raise ValueError(
-                f"gait: need gait_period_s > 0 and 0 < stance_fraction < 1, got "
-                f"{self.gait_period_s}, {self.stance_fraction}"
-            )
         if self.eval_pull.hold_s > self.eval_episode_s - self.command.start_delay_s:
             raise ValueError(
                 f"eval_pull.hold_s={self.eval_pull.hold_s} does not fit in an evaluation "

@@ -20,10 +20,11 @@ import numpy as np
 
 from simreal.sim.engine import sensor_view
 from simreal.tasks.curriculum import checkpoint_state, make_curriculum, restore_state
-from simreal.tasks.g1.env import ROBOT_QPOS, G1Env
-from simreal.tasks.g1_pull import gait, rewards
+from simreal.tasks.g1.env import ROBOT_QPOS
+from simreal.tasks.g1.gait import WALKING_SPEED_M_S
+from simreal.tasks.g1.walking_env import G1GaitEnv
+from simreal.tasks.g1_pull import rewards
 from simreal.tasks.g1_pull.config import CommandConfig, G1PullConfig
-from simreal.tasks.g1_pull.gait import WALKING_SPEED_M_S
 from simreal.tasks.g1_pull.metrics import held_force
 from simreal.tasks.g1_pull.observations import (
     COMMAND_TERMS,
@@ -41,16 +42,15 @@ from simreal.tasks.g1_pull.scene import (
     ROPE_SENSOR,
     build_pull_scene,
 )
-from simreal.tasks.rotations import quat_to_matrix
 from simreal.tasks.terms import observe
 
 
-class G1PullEnv(G1Env):
+class G1PullEnv(G1GaitEnv):
     policy_terms = PULL_POLICY_TERMS
     critic_observation_layout = PULL_CRITIC_OBSERVATION
     reward_terms = rewards.REWARDS
     metric_reductions: ClassVar[dict[str, str]] = {
-        **G1Env.metric_reductions,
+        **G1GaitEnv.metric_reductions,
         "peak_pull_force_backward_n": "max",
         "peak_pull_force_forward_n": "max",
     }
@@ -73,7 +73,6 @@ class G1PullEnv(G1Env):
         s, steps = num_envs, self.max_episode_steps
         self.direction = np.full(s, -1.0)
         self.speed = np.zeros(s)
-        self.command = np.zeros((s, 3))
         self.resistance = np.zeros(s)
         self.damping = np.zeros(s)
         self.stiffness = np.zeros(s)
@@ -84,9 +83,6 @@ class G1PullEnv(G1Env):
         self.progress_trace = np.zeros((s, steps + 1))
         self.cart_trace = np.zeros((s, steps + 1))
         """Cart travel along the pull direction after each step (the held-force metric)."""
-        self.air_time = np.zeros((s, 2))
-        self.touchdown_air_time = np.zeros((s, 2))
-        self.in_contact = np.ones((s, 2), dtype=bool)
         load = cfg.load
         self.curriculum = make_curriculum(
             load.curriculum,
@@ -98,6 +94,11 @@ class G1PullEnv(G1Env):
             load.lower_above_fall_rate,
         )
         self.hold_steps = max(1, round(cfg.eval_pull.hold_s / self.control_dt))
+
+    @property
+    def gait_start_s(self) -> float:
+        """The clock starts with the walk command, after the standing start."""
+        return self.cfg.command.start_delay_s
 
     def scene_mjcf(self, cfg: G1PullConfig) -> str:
         scene = build_pull_scene(
@@ -179,9 +180,6 @@ class G1PullEnv(G1Env):
         self.force_trace[ids] = 0.0
         self.progress_trace[ids] = 0.0
         self.cart_trace[ids] = 0.0
-        self.air_time[ids] = 0.0
-        self.touchdown_air_time[ids] = 0.0
-        self.in_contact[ids] = True
         self.command[ids] = 0.0
 
     def simulate(self) -> None:
@@ -195,7 +193,6 @@ class G1PullEnv(G1Env):
         cart_x = self.engine.qpos[:, self.cart_q]
         cart = self.direction * (cart_x - self.cart_start_x(self.direction))
         self.cart_trace[rows, step[rows] + 1] = cart[rows]
-        self._update_air_time()
 
     def measure_handle_force(self) -> None:
         """The rope's pull on each hand from the sensors: tension T towards the hitch.
@@ -211,19 +208,7 @@ class G1PullEnv(G1Env):
         self.handle_force_n = np.linalg.norm(self.external_force.sum(axis=1), axis=1)
         self.record_external_force()
 
-    def _update_air_time(self) -> None:
-        contact = self.foot_contact() > 0
-        self.air_time += self.control_dt
-        landed = contact & ~self.in_contact
-        self.touchdown_air_time = np.where(landed, self.air_time, 0.0)
-        self.air_time = np.where(contact, 0.0, self.air_time)
-        self.in_contact = contact
-
     # -- commands, observations, rewards -----------------------------------------------
-    def yaw(self) -> np.ndarray:
-        rot = quat_to_matrix(self.engine.qpos[:, 3:7])
-        return np.arctan2(rot[:, 1, 0], rot[:, 0, 0])
-
     def observe(self) -> tuple[np.ndarray, np.ndarray]:
         c = self.cfg.command
         self.command = walking_command(
@@ -236,35 +221,18 @@ class G1PullEnv(G1Env):
             c.max_yaw_rate,
         )
         obs, critic = super().observe()
-        pull = PullReading(self.command, self.direction, self.phase(), self.walking())
+        pull = PullReading(
+            command=self.command,
+            phase=self.phase(),
+            walking=self.walking(),
+            direction=self.direction,
+        )
         command, clock = observe(COMMAND_TERMS, pull), observe(GAIT_TERMS, pull)
         load = observe(LOAD_TERMS, self)
         return (
             np.concatenate([obs, command, clock], axis=1, dtype=np.float32),
             np.concatenate([critic, command, load, clock], axis=1, dtype=np.float32),
         )
-
-    def reference_offset(self) -> np.ndarray | float:
-        """The stepping reference while walking (config gait_reference_rad; none at 0):
-        the policy's actions are residuals on it."""
-        c = self.cfg
-        if c.gait_reference_rad == 0.0:
-            return 0.0
-        return gait.reference_offset(
-            self.phase(), self.command, c.stance_fraction, c.gait_reference_rad, c.gait_stride_gain
-        )
-
-    def deployment_metadata(self) -> dict:
-        """The gait clock and reference a deployment must add to the policy's targets."""
-        c = self.cfg
-        return {
-            **super().deployment_metadata(),
-            "gait_period_s": c.gait_period_s,
-            "stance_fraction": c.stance_fraction,
-            "gait_reference_rad": c.gait_reference_rad,
-            "gait_stride_gain": c.gait_stride_gain,
-            "gait_start_s": c.command.start_delay_s,
-        }
 
     @staticmethod
     def command_ranges(task_config: dict, direction: float) -> tuple[tuple[float, ...], ...]:
@@ -277,22 +245,6 @@ class G1PullEnv(G1Env):
         )
         command.validate()
         return command.velocity_ranges(direction)
-
-    def walking(self) -> np.ndarray:
-        """(N,) bool: a walking speed is commanded now."""
-        return gait.walking(self.command)
-
-    def phase(self) -> np.ndarray:
-        """(N,) the gait clock's left-leg phase (gait.py)."""
-        c = self.cfg
-        return gait.gait_phase(
-            self.episode_step * self.control_dt, c.command.start_delay_s, c.gait_period_s
-        )
-
-    def base_yaw_rate(self) -> np.ndarray:
-        """World-frame yaw rate: the free joint's angular velocity is in the pelvis frame."""
-        rot = quat_to_matrix(self.engine.qpos[:, 3:7])
-        return np.einsum("nj,nj->n", rot[:, 2, :], self.engine.qvel[:, 3:6])
 
     # -- metrics --------------------------------------------------------------------------
     def episode_metrics(self, ids: np.ndarray) -> dict[str, np.ndarray]:

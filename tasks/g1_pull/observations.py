@@ -16,19 +16,20 @@ from simreal.tasks.g1.observations import (
     PRIVILEGED_OBSERVATION,
     G1Reading,
 )
-from simreal.tasks.g1_pull import gait
+from simreal.tasks.g1.walking_terms import (
+    COMMAND_VELOCITY,
+    GAIT_OBSERVATION,
+    GAIT_TERMS,
+    GaitReading,
+)
 from simreal.tasks.terms import ObservationTerm, layout
 
 
 @dataclass
-class PullReading:
-    """What the walking terms are computed from: the command (N, 3), the pull direction
-    (N,), the gait clock's phase (N,) and whether walking is commanded (N,)."""
+class PullReading(GaitReading):
+    """The walking reading (command, gait phase, walking) and the pull direction (N,)."""
 
-    command: np.ndarray
     direction: np.ndarray
-    phase: np.ndarray
-    walking: np.ndarray
 
 
 @dataclass
@@ -39,29 +40,16 @@ class PullPolicyReading(G1Reading, PullReading):
     fields from its two readings."""
 
 
-def command_velocity(r: PullReading) -> np.ndarray:
-    """Commanded (vx, vy) in m/s in the heading frame and yaw rate in rad/s."""
-    return r.command
-
-
 def pull_direction(r: PullReading) -> np.ndarray:
     """+1 pulling forward (load behind), -1 pulling backward (load in front)."""
     return r.direction[:, None]
 
 
-def gait_phase(r: PullReading) -> np.ndarray:
-    """(sin, cos) of the gait clock's left-leg phase 2 pi phi while walking is commanded,
-    (0, 0) while standing (gait.py). The right leg runs half a period behind."""
-    return gait.clock_observation(r.phase, r.walking)
-
-
 COMMAND_TERMS: tuple[ObservationTerm, ...] = (
-    ObservationTerm("command_velocity", 3, command_velocity),
+    COMMAND_VELOCITY,
     ObservationTerm("pull_direction", 1, pull_direction),
 )
-GAIT_TERMS: tuple[ObservationTerm, ...] = (ObservationTerm("gait_phase", 2, gait_phase),)
 COMMAND_OBSERVATION = layout(COMMAND_TERMS)
-GAIT_OBSERVATION = layout(GAIT_TERMS)
 
 LOAD_TERMS: tuple[ObservationTerm, ...] = (
     ObservationTerm("rope_tension", 1, lambda env: env.tension[:, None]),

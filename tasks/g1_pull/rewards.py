@@ -1,5 +1,6 @@
-"""Walking reward terms of `g1-pull` (the G1's balance and effort terms come from
-`tasks/g1/rewards.py`): pure functions returning (num_envs,) unweighted values."""
+"""Towing reward terms of `g1-pull` (the G1's balance and effort terms come from
+`tasks/g1/rewards.py`, the walking terms from `tasks/g1/walking_terms.py`): pure
+functions returning (num_envs,) unweighted values."""
 
 from __future__ import annotations
 
@@ -8,18 +9,14 @@ from dataclasses import replace
 import numpy as np
 
 from simreal.tasks.g1.rewards import REWARDS as G1_REWARDS
-from simreal.tasks.g1_pull import gait
+from simreal.tasks.g1.walking_terms import (
+    feet_air_time_term,
+    feet_phase_contact_term,
+    feet_swing_height_term,
+    track_velocity_term,
+    track_yaw_rate_term,
+)
 from simreal.tasks.terms import RewardTerm
-
-
-def track_lin_vel(base_lin_vel: np.ndarray, command: np.ndarray, sigma: float) -> np.ndarray:
-    """Horizontal base velocity (N, 2+) close to the command (N, 2+), in the frame the
-    caller chooses: g1-pull's `track_lin_vel` passes the heading frame, `track_rail_vel`
-    the world frame (along the rails), which pays nothing to a robot walking at the
-    commanded speed after turning away from the rails (under the heading-frame term alone,
-    backward walkers spun by 2-3 rad)."""
-    error = np.sum(np.square(base_lin_vel[:, :2] - command[:, :2]), axis=1)
-    return np.exp(-error / sigma**2)
 
 
 def heading(yaw: np.ndarray, sigma: float) -> np.ndarray:
@@ -51,49 +48,7 @@ def tow_steady(
     return np.exp(-np.square((handle_force - steady_force) / scale)) * walking
 
 
-def track_yaw_rate(yaw_rate: np.ndarray, command: np.ndarray, sigma: float) -> np.ndarray:
-    """Base yaw rate (N,) close to the commanded one (N,), rad/s."""
-    return np.exp(-np.square(yaw_rate - command) / sigma**2)
-
-
-def feet_air_time(
-    touchdown_air_time: np.ndarray, target_s: float, walking: np.ndarray
-) -> np.ndarray:
-    """Steps of a useful length: at each touchdown the foot's time in the air minus
-    `target_s` (touchdown_air_time (N, 2) is 0 for a foot that did not just land), only
-    while a speed is commanded (walking (N,) bool); standing still earns nothing."""
-    return (
-        np.sum(np.where(touchdown_air_time > 0, touchdown_air_time - target_s, 0.0), axis=1)
-        * walking
-    )
-
-
-def feet_phase_contact(contact: np.ndarray, stance: np.ndarray) -> np.ndarray:
-    """Fraction of feet (contact (N, 2) 0/1) whose ground contact matches the gait clock's
-    stance (N, 2) bool: a periodic gait to lock on to, which a stepping reward alone
-    found only after tens of millions of steps (the legged_gym/unitree_rl_gym recipe)."""
-    return np.mean((contact > 0) == stance, axis=1)
-
-
-def feet_swing_height(
-    foot_height: np.ndarray, contact: np.ndarray, target_m: float, walking: np.ndarray
-) -> np.ndarray:
-    """Squared error (m^2) of swinging feet's sole height (N, 2) from target_m, summed,
-    while a speed is commanded: steps clear the floor without high kicks."""
-    swing = (contact == 0) * walking[:, None]
-    return np.sum(np.square(foot_height - target_m) * swing, axis=1)
-
-
 # -- the terms, read from a G1PullEnv ---------------------------------------------------
-
-
-def track_velocity_term(env, frame: str) -> np.ndarray:
-    """The base velocity against the command, in the heading frame or the world's (the
-    rails' direction)."""
-    vel = env.engine.qvel[:, 0:3]
-    if frame == "heading":
-        vel = env.to_heading(vel)
-    return track_lin_vel(vel, env.command, env.cfg.lin_vel_sigma_m_s)
 
 
 def heading_term(env) -> np.ndarray:
@@ -107,25 +62,6 @@ def tow_term(env) -> np.ndarray:
 def tow_steady_term(env) -> np.ndarray:
     return tow_steady(
         env.handle_force_n, env.steady_tow_force(), env.walking(), env.cfg.tow_sigma_share
-    )
-
-
-def track_yaw_rate_term(env) -> np.ndarray:
-    return track_yaw_rate(env.base_yaw_rate(), env.command[:, 2], env.cfg.yaw_rate_sigma)
-
-
-def feet_air_time_term(env) -> np.ndarray:
-    return feet_air_time(env.touchdown_air_time, env.cfg.feet_air_time_s, env.walking())
-
-
-def feet_phase_contact_term(env) -> np.ndarray:
-    stance = gait.stance(env.phase(), env.walking(), env.cfg.stance_fraction)
-    return feet_phase_contact(env.foot_contact(), stance)
-
-
-def feet_swing_height_term(env) -> np.ndarray:
-    return feet_swing_height(
-        env.foot_pos[..., 2], env.foot_contact(), env.cfg.swing_height_m, env.walking()
     )
 
 

@@ -1,5 +1,5 @@
-"""The gait clock of `g1-pull`: a periodic reference for when each foot should be on the
-ground while the robot walks.
+"""The gait clock of the walking G1 tasks (`g1-pull`, `g1-walk`): a periodic reference
+for when each foot should be on the ground while the robot walks.
 
 With t the episode time, t0 the end of the standing start and T the gait period, the
 left leg's phase is phi_L = ((t - t0) / T) mod 1 and the right leg's
@@ -19,7 +19,13 @@ import numpy as np
 from simreal.robots.g1 import JOINT_NAMES
 
 WALKING_SPEED_M_S = 0.05
-"""A commanded forward speed above this asks for steps: the clock runs, feet_air_time pays."""
+"""A commanded speed above this asks for steps: the clock runs, feet_air_time pays."""
+TURNING_RATE_RAD_S = 0.1
+"""Under the `planar` rule, a commanded yaw rate above this asks for steps too."""
+WALKING_RULES = ("forward", "planar")
+"""What counts as a walking command: `forward` (g1-pull) the forward speed alone, `planar`
+(g1-walk) any of forward speed, sideways speed and yaw rate (turning on the spot is
+stepping too). The rule travels in the policy's metadata (`gait_walking_rule`)."""
 LEG_REFERENCE_JOINTS = np.array(
     [
         [
@@ -95,9 +101,15 @@ def stride_reference(sweep: np.ndarray, speed: np.ndarray, gain_rad_s_m: float) 
     return np.stack([hip, np.zeros_like(hip), -hip], axis=-1)
 
 
-def walking(command: np.ndarray) -> np.ndarray:
-    """(N,) bool: the commands (N, 3) ask for steps (forward speed above WALKING_SPEED_M_S)."""
-    return np.abs(command[:, 0]) > WALKING_SPEED_M_S
+def walking(command: np.ndarray, rule: str = "forward") -> np.ndarray:
+    """(N,) bool: the commands (N, 3) ask for steps under `rule` (WALKING_RULES)."""
+    if rule == "forward":
+        return np.abs(command[:, 0]) > WALKING_SPEED_M_S
+    if rule == "planar":
+        return (np.hypot(command[:, 0], command[:, 1]) > WALKING_SPEED_M_S) | (
+            np.abs(command[:, 2]) > TURNING_RATE_RAD_S
+        )
+    raise ValueError(f"gait walking rule {rule!r}: choose one of {WALKING_RULES}")
 
 
 def reference_offset(
@@ -106,15 +118,17 @@ def reference_offset(
     stance_fraction: float,
     amplitude_rad: float,
     stride_gain: float,
+    rule: str = "forward",
 ) -> np.ndarray:
     """(N, 29) joint-target offsets (SDK order) of the stepping reference at gait phases
     (N,) under commands (N, 3): `leg_reference` of the swing lift, plus
     `stride_reference` at the commanded forward speed when stride_gain > 0; zero with
-    amplitude 0. Training adds it under the policy's action; so does the deploy node."""
+    amplitude 0; `rule` decides which commands step (`walking`). Training adds it under
+    the policy's action; so does the deploy node."""
     offset = np.zeros((phase.shape[0], len(JOINT_NAMES)))
     if amplitude_rad == 0.0:
         return offset
-    moving = walking(command)
+    moving = walking(command, rule)
     reference = leg_reference(swing_lift(phase, moving, stance_fraction), amplitude_rad)
     if stride_gain > 0.0:
         sweep = stride_sweep(phase, moving, stance_fraction)
