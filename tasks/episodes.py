@@ -84,6 +84,26 @@ def g1_pull_budget(cfg: Any) -> EpisodeBudget:
     return EpisodeBudget(2 * rungs, 2 * rungs, why)
 
 
+G1_WALK_EPISODES = 100
+"""g1-walk's fall rate: 0 falls in 100 episodes bounds it below 3.7 % (95 % Wilson)."""
+G1_WALK_PUSH_STEP_M_S = 0.1
+"""max_push_recovered_m_s to within this (m/s): the push test's rung spacing."""
+
+
+def g1_walk_budget(cfg: Any) -> EpisodeBudget:
+    rungs = 1 + math.ceil(cfg.eval_walk.max_push_m_s / G1_WALK_PUSH_STEP_M_S)
+    needed = G1_WALK_EPISODES // 2
+    why = f"fall_rate over random commands on rough ground: {needed} episodes at least"
+    if cfg.eval_walk.push_test and rungs > needed:
+        needed = rungs
+        why = (
+            f"the push test pushes simulation i of N by {cfg.eval_walk.max_push_m_s:g} m/s * "
+            f"i / (N - 1): max_push_recovered_m_s to {G1_WALK_PUSH_STEP_M_S:g} m/s needs "
+            f"{rungs} rungs"
+        )
+    return EpisodeBudget(max(G1_WALK_EPISODES, needed), needed, why)
+
+
 def dex_track_budget(cfg: Any) -> EpisodeBudget:
     """Every held-out reference once (counted before infeasible ones are dropped, so
     possibly a few more simulations than references)."""
@@ -107,6 +127,7 @@ BUDGETS: dict[str, Callable[[Any], EpisodeBudget]] = {
     "quad-swarm": quad_swarm_budget,
     "g1-force": g1_force_budget,
     "g1-pull": g1_pull_budget,
+    "g1-walk": g1_walk_budget,
     "dex-track": dex_track_budget,
     "lane-keep": lane_keep_budget,
 }

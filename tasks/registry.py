@@ -12,6 +12,8 @@ from simreal.tasks.g1.config import G1_TRAIN_DEFAULTS
 from simreal.tasks.g1_force import G1ForceConfig, G1ForceEnv
 from simreal.tasks.g1_pull import G1PullConfig, G1PullEnv
 from simreal.tasks.g1_pull.config import TRAIN_DEFAULTS as PULL_TRAIN
+from simreal.tasks.g1_walk import G1WalkConfig, G1WalkEnv
+from simreal.tasks.g1_walk.config import TRAIN_DEFAULTS as WALK_TRAIN
 from simreal.tasks.lane_keep import LaneKeepConfig, LaneKeepEnv
 from simreal.tasks.lane_keep.config import TRAIN_DEFAULTS as LANE_TRAIN
 from simreal.tasks.quad_hover import QuadHoverConfig, QuadHoverEnv
@@ -85,6 +87,17 @@ TASKS: dict[str, TaskSpec] = {
             G1PullConfig,
             G1PullEnv,
             training=PULL_TRAIN,
+        ),
+        TaskSpec(
+            "g1-walk",
+            "Unitree G1 tracks a commanded planar velocity (vx -0.6..1.0, vy -0.4..0.4 m/s, yaw "
+            "rate -1..1 rad/s, some zero: stand still) on rough ground (slopes to 10 deg, steps "
+            "to 5 cm) under random pushes; metrics lin_vel_tracking_rmse_m_s, "
+            "yaw_rate_tracking_rmse_rad_s, fall_rate, max_push_recovered_m_s.",
+            "g1",
+            G1WalkConfig,
+            G1WalkEnv,
+            training=WALK_TRAIN,
         ),
         TaskSpec(
             "dex-track",

@@ -106,6 +106,20 @@ def g1_pull_camera(cfg: Any) -> Camera:
     return TrackingCamera(body="pelvis", distance=3.8, azimuth_deg=100.0, elevation_deg=-12.0)
 
 
+def g1_walk_markers(env: TaskEnv, sim: int) -> list[Marker]:
+    """The commanded velocity as an arrow from the pelvis (1 m per m/s, heading frame
+    turned into the world), and the base's actual velocity beside it."""
+    pelvis = env.engine.qpos[sim, 0:3]
+    heading = env.heading_rot()[sim]
+    commanded = heading @ np.array([*env.command[sim, :2], 0.0])
+    actual = env.engine.qvel[sim, 0:3] * np.array([1.0, 1.0, 0.0])
+    start = pelvis + np.array([0.0, 0.0, 0.35])
+    return [
+        Segment(tuple(start), tuple(start + commanded), 0.02, TARGET_RGBA, "arrow"),
+        Segment(tuple(start), tuple(start + actual), 0.012, PATH_RGBA, "arrow"),
+    ]
+
+
 def dex_track_camera(cfg: Any) -> Camera:
     return TrackingCamera(body="palm", distance=0.6, azimuth_deg=150.0, elevation_deg=-25.0)
 
@@ -204,6 +218,7 @@ VIDEO_SPECS: dict[str, VideoSpec] = {
     "quad-swarm": VideoSpec(quad_swarm_camera, quad_swarm_markers, model_fields=("geom_pos",)),
     "g1-force": VideoSpec(g1_camera),
     "g1-pull": VideoSpec(g1_pull_camera),
+    "g1-walk": VideoSpec(g1_camera, g1_walk_markers),
     "dex-track": VideoSpec(
         dex_track_camera,
         dex_track_markers,

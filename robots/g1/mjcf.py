@@ -189,12 +189,16 @@ def build_mjcf(
     visual_geoms: bool = True,
     integrator: str = "implicitfast",
     self_collision: bool = True,
+    terrain: tuple[str, str] | None = None,
 ) -> str:
     """Return an MJCF string: the G1 on a free joint named `pelvis`, over a floor.
 
     `integrator` is MuJoCo's (implicitfast by default; Euler, RK4 or implicit for a
     sim-to-sim check of a policy against a different integration scheme).
     `self_collision`: the robot's geoms collide with each other (module docstring).
+    `terrain`: (an MJCF `<hfield name="terrain">` element, the geom's position) makes the
+    floor that height field instead of a plane (g1-walk's rough ground); it keeps the
+    name `floor`.
 
     The keyframe `stand` holds DEFAULT_JOINT_POS (as qpos and as the PD targets) with
     the soles resting on the floor. Visual geoms (group 2) repeat the collision
@@ -205,7 +209,14 @@ def build_mjcf(
         raise ValueError(f"integrator {integrator!r}: choose one of {INTEGRATORS}")
     excludes = self_collision_excludes() if self_collision else ()
     return _build(
-        physics_dt, floor, body_floor_contact, visual_geoms, integrator, self_collision, excludes
+        physics_dt,
+        floor,
+        body_floor_contact,
+        visual_geoms,
+        integrator,
+        self_collision,
+        excludes,
+        terrain,
     )
 
 
@@ -217,6 +228,7 @@ def _build(
     integrator: str,
     self_collision: bool,
     excludes: tuple[tuple[str, str], ...],
+    terrain: tuple[str, str] | None = None,
 ) -> str:
     robot_affinity = 2 if self_collision else 0
     # Body contacts as stiff as the 5 ms step allows (time constant 2 dt, impedance
@@ -225,8 +237,14 @@ def _build(
     exclude_xml = "\n".join(f'    <exclude body1="{a}" body2="{b}"/>' for a, b in excludes)
     height = standing_height(DEFAULT_JOINT_POS)
     floor_affinity = 3 if body_floor_contact else 1
+    shape = 'type="plane" size="0 0 0.05"'
+    asset_xml = ""
+    if terrain is not None:
+        hfield, pos = terrain
+        shape = f'type="hfield" hfield="terrain" pos="{pos}"'
+        asset_xml = f"  <asset>\n    {hfield}\n  </asset>\n"
     floor_xml = (
-        f'    <geom name="floor" type="plane" size="0 0 0.05" contype="0" '
+        f'    <geom name="floor" {shape} contype="0" '
         f'conaffinity="{floor_affinity}" rgba="0.8 0.85 0.9 1"/>'
         if floor
         else ""
@@ -250,7 +268,7 @@ def _build(
     </default>
     <site group="4" size="0.01" rgba="1 0 0 1"/>
   </default>
-  <worldbody>
+{asset_xml}  <worldbody>
     <light pos="0 0 3" dir="0 0 -1"/>
 {floor_xml}
 {robot}

@@ -1,0 +1,210 @@
+"""g1-walk: the rough ground (bounded slopes and steps, periodic, MuJoCo's own heights),
+robots placed on it and carried back onto the same ground, commands (ranges, standing
+share), the tracking window, the push test, the deployment metadata, and the deploy
+node's observation of a trained g1-walk policy equal to evaluation's bit for bit."""
+
+from __future__ import annotations
+
+import json
+
+import mujoco
+import numpy as np
+import pytest
+
+from simreal.deploy.commands import VelocityCommands
+from simreal.deploy.g1.messages import RobotState
+from simreal.deploy.g1.node import load_g1_policy
+from simreal.deploy.g1.observation import G1Observation, PolicyInputs
+from simreal.evaluation import load_policy, make_eval_env
+from simreal.tasks.g1.gait import walking
+from simreal.tasks.g1_walk import G1WalkConfig, G1WalkEnv, HeightField, TerrainConfig
+from simreal.tasks.g1_walk.config import EvalWalkConfig, WalkCommandConfig
+from simreal.tasks.g1_walk.env import draw_commands
+from simreal.tasks.g1_walk.terrain import periodic_tile
+
+
+def test_the_ground_keeps_its_slopes_and_steps_and_repeats_itself():
+    cfg = TerrainConfig()
+    tile = periodic_tile(cfg)
+    n = tile.shape[0]
+    assert n == 80 and abs(tile.mean()) < 1e-12
+    # Between neighbouring grid points: at most the steepest slope over one cell plus
+    # one step (a plate edge); across the tile's seam the same (it wraps around).
+    limit = cfg.resolution_m * np.tan(np.radians(cfg.slope_max_deg)) + cfg.step_max_m + 1e-9
+    for axis in (0, 1):
+        rise = np.abs(np.diff(tile, axis=axis, append=np.take(tile, [0], axis=axis)))
+        assert rise.max() <= limit
+    smooth = periodic_tile(TerrainConfig(step_max_m=0.0))
+    steepest = np.abs(np.diff(smooth, axis=1)).max() / cfg.resolution_m
+    assert np.tan(np.radians(8.0)) < steepest <= np.tan(np.radians(10.0)) + 1e-9
+    steps_only = periodic_tile(TerrainConfig(slope_max_deg=0.0))
+    assert 0.03 < steps_only.max() - steps_only.min() <= 0.05
+    field = HeightField(cfg)
+    xy = np.random.default_rng(0).uniform(-12.0, 12.0, (500, 2))
+    np.testing.assert_allclose(field.height_at(xy), field.height_at(xy + np.array([8.0, -8.0])))
+    assert periodic_tile(TerrainConfig(seed=1)).tolist() != tile.tolist()
+
+
+def test_heights_are_the_ones_mujoco_collides_with():
+    """The lookup the task uses (rewards, falls, contacts, spawning) against MuJoCo's ray
+    casts onto the environment's own height field."""
+    env = G1WalkEnv(G1WalkConfig(), num_envs=1)
+    model = mujoco.MjModel.from_xml_string(env.scene_mjcf(env.cfg))
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    floor = model.geom("floor").id
+    assert model.geom_type[floor] == mujoco.mjtGeom.mjGEOM_HFIELD
+    points = np.random.default_rng(1).uniform(-11.9, 11.9, (300, 2))
+    ray = []
+    for x, y in points:
+        geom = np.zeros(1, dtype=np.int32)
+        dist = mujoco.mj_ray(model, data, np.array([x, y, 3.0]), np.array([0, 0, -1.0]),
+                             np.array([1, 0, 0, 0, 0, 0], dtype=np.uint8), 1, -1, geom)  # fmt: skip
+        assert geom[0] == floor
+        ray.append(3.0 - dist)
+    np.testing.assert_allclose(env.ground_height(points), ray, atol=1e-5)
+
+
+def test_robots_start_on_the_ground_facing_any_way_and_stay_on_the_same_ground():
+    env = G1WalkEnv(G1WalkConfig(), num_envs=16, seed=3)
+    env.reset()
+    clearance = env.foot_clearance()
+    assert clearance.min() > -0.005 and clearance.max() < 0.08
+    assert env.base_height().min() > 0.6 and env.base_height().max() < 0.9
+    half = env.cfg.terrain.period_m / 2
+    assert np.all(np.abs(env.engine.qpos[:, :2]) <= half)
+    assert np.ptp(env.yaw()) > 2.0  # headings spread around the circle
+    # Carried back by one period: same ground under the same relative feet.
+    env.engine.qpos[0, 0] += half + 0.5
+    env.foot_pos[0, :, 0] += half + 0.5
+    before = env.ground_height(env.foot_pos[..., :2])
+    env._wrap_to_middle_tile()
+    assert -half <= env.engine.qpos[0, 0] < half
+    np.testing.assert_allclose(env.ground_height(env.foot_pos[..., :2]), before, atol=1e-12)
+
+
+def test_commands_cover_the_ranges_and_a_share_stand_still():
+    cfg = WalkCommandConfig()
+    command = draw_commands(np.random.default_rng(0), 20_000, cfg)
+    standing = np.all(command == 0.0, axis=1)
+    assert abs(standing.mean() - cfg.standing_prob) < 0.01
+    moving = command[~standing]
+    for k, (low, high) in enumerate((cfg.vx_m_s, cfg.vy_m_s, cfg.yaw_rate_rad_s)):
+        assert low <= moving[:, k].min() < low + 0.01 and high - 0.01 < moving[:, k].max() <= high
+    # Turning on the spot steps under g1-walk's rule, not under g1-pull's.
+    turn = np.array([[0.0, 0.0, 0.5]])
+    assert walking(turn, "planar")[0] and not walking(turn, "forward")[0]
+    assert not walking(np.zeros((1, 3)), "planar")[0]
+    with pytest.raises(ValueError, match="vx_m_s"):
+        WalkCommandConfig(vx_m_s=(0.2, 1.0)).validate()
+
+
+def test_tracking_errors_skip_the_settling_time_after_a_new_command():
+    cfg = G1WalkConfig(evaluation=True, eval_walk=EvalWalkConfig(settle_s=0.2))
+    env = G1WalkEnv(cfg, num_envs=2, seed=0)
+    env.reset()
+    env.command[:] = [[0.5, 0.0, 0.0], [0.0, 0.0, 0.0]]
+    env.next_command_s[:] = np.inf
+    settle_steps = round(env.cfg.eval_walk.settle_s / env.control_dt)
+    counted = []
+    for _ in range(settle_steps + 5):
+        env.step(np.zeros((2, 29)))
+        counted.append(env.tracked_steps.copy())
+    assert counted[settle_steps - 2].max() == 0.0  # inside the window: nothing counted
+    alive = ~env.fell
+    assert alive.all() and np.all(counted[-1] == 6)  # episode steps 10..15 (t >= 0.2 s)
+    metrics = env.episode_metrics(np.arange(2))
+    expected = np.sqrt(env.lin_vel_sq_error / np.maximum(env.tracked_steps, 1))
+    np.testing.assert_allclose(metrics["lin_vel_tracking_rmse_m_s"][alive], expected[alive])
+    assert metrics["lin_vel_tracking_rmse_m_s"][0] > 0.1  # standing still under a 0.5 m/s command
+
+
+def test_the_push_test_kicks_each_episode_once_by_its_ladder_magnitude():
+    cfg = G1WalkConfig(
+        evaluation=True, eval_walk=EvalWalkConfig(push_test=True, push_at_s=0.1, max_push_m_s=1.5)
+    )
+    env = G1WalkEnv(cfg, num_envs=4, seed=0)
+    env.reset()
+    np.testing.assert_allclose(env.push_m_s, [0.0, 0.5, 1.0, 1.5])
+    jumps = []
+    for _ in range(6):
+        before = env.engine.qvel[:, :2].copy()
+        pushed = env.pushed.copy()
+        env.step(np.zeros((4, 29)))
+        newly = env.pushed & ~pushed
+        jumps.append((newly, np.linalg.norm(env.engine.qvel[:, :2] - before, axis=1)))
+    newly, jump = next((n, j) for n, j in jumps if n.any())
+    assert newly.all()
+    assert np.all(jump[1:] > 0.6 * env.push_m_s[1:])  # the kick, less what one step absorbs
+    metrics = env.episode_metrics(np.arange(4))
+    assert set(metrics) >= {"push_m_s", "max_push_recovered_m_s"}
+    assert G1WalkEnv.metric_reductions["max_push_recovered_m_s"] == "max"
+
+
+def test_deployment_metadata_and_trained_ranges():
+    env = G1WalkEnv(G1WalkConfig(), num_envs=1)
+    meta = env.deployment_metadata()
+    assert meta["gait_walking_rule"] == "planar" and meta["gait_start_s"] == 0.0
+    low, high = G1WalkEnv.command_ranges({"command": {"vx_m_s": [-0.3, 0.8]}})
+    assert low == (-0.3, -0.4, -1.0) and high == (0.8, 0.4, 1.0)
+    conditions = env.evaluation_conditions()
+    assert conditions["terrain"]["slope_max_deg"] == 10.0
+    flat = G1WalkEnv(G1WalkConfig(terrain=TerrainConfig(kind="flat")), num_envs=1)
+    assert flat.evaluation_conditions()["terrain"] == "flat" and flat.heightfield is None
+
+
+@pytest.fixture(scope="module")
+def walk_policy(tmp_path_factory):
+    """A g1-walk policy from one tiny training update, exported."""
+    from simreal.cli import main
+
+    out = tmp_path_factory.mktemp("walk")
+    argv = ["train", "g1-walk", "--envs", "4", "--steps", "96", "--out", str(out / "runs")]
+    assert main([*argv, "--set", "train.eval_interval=1000"]) == 0
+    run = next((out / "runs" / "g1-walk").iterdir())
+    assert main(["export", str(run), "--onnx", str(out / "policy.onnx")]) == 0
+    return out / "policy.onnx"
+
+
+def test_the_node_builds_g1_walks_observation_as_evaluation_does(walk_policy):
+    """The node's observation of the same robot state, command and clock time equals the
+    evaluation environment's bit for bit, through command changes, standing and turning
+    (the planar rule runs the clock from the metadata)."""
+    policy, config = load_policy(walk_policy)
+    env = make_eval_env(config, 1, "mjbatch", seed=2, task=None)
+    node_policy = load_g1_policy(walk_policy)
+    observe = G1Observation(node_policy)
+    assert observe.needs_command and observe.clock.walking_rule == "planar"
+    assert json.loads(node_policy.raw_metadata["task_config"])["terrain"]["kind"] == "rough"
+    mux = VelocityCommands(observe.ranges)
+    obs, _ = env.reset()
+    last_action, commands = np.zeros(29), set()
+    for step in range(60):
+        if step % 20 == 0:  # new commands: walking, turning on the spot, standing
+            env.command[0] = [[0.6, -0.2, 0.3], [0.0, 0.0, -0.8], [0.0, 0.0, 0.0]][step // 20]
+            env.command_start_s[0] = env.episode_step[0] * env.control_dt
+            env.next_command_s[0] = np.inf
+            obs, _ = env.observe()
+        s = env.sensors
+        state = RobotState(
+            q=s.joint_pos[0].copy(),
+            dq=s.joint_vel[0].copy(),
+            tau_est=np.zeros(29),
+            quat_wxyz=s.base_quat[0].copy(),
+            gyro=s.base_ang_vel[0].copy(),
+            accel=np.zeros(3),
+            tick=step,
+            mode_machine=5,
+        )
+        command = mux.offer("cmd_vel", env.command[0], now=float(step))
+        inputs = PolicyInputs(command, env.episode_step[0] * env.control_dt)
+        node_obs = observe(state, last_action, inputs)
+        np.testing.assert_array_equal(node_obs, obs[0])
+        commands.add(tuple(command))
+        clip = node_policy.metadata.action_clip
+        action = np.clip(policy(obs), -clip, clip)
+        last_action = np.asarray(action[0], dtype=float)
+        obs = env.step(action).obs
+        if env.episode_step[0] == 0:
+            break  # a fall ended the episode: the comparison stops with it
+    assert mux.clipped == 0 and len(commands) >= 2
