@@ -45,12 +45,15 @@ class EmpiricalNormalization(nn.Module):
     def merge(self, n: int, batch_mean: torch.Tensor, batch_var: torch.Tensor) -> None:
         """Merge the statistics of n samples (population variance) into the running ones;
         distributed training merges the statistics of every rank's batch this way."""
-        total = self.count + n
-        delta = batch_mean - self.mean
-        w = float(n / total)
-        self.mean += w * delta
-        self.var.copy_((1 - w) * self.var + w * batch_var + w * (1 - w) * delta.square())
-        self.count.copy_(total)
+        # The count as a Python float: the same double arithmetic as on the float64
+        # buffer, without a tensor op per step (this runs at every rollout step).
+        total = float(self.count) + n
+        mean, var = self.mean, self.var
+        delta = batch_mean - mean
+        w = n / total
+        mean.add_(w * delta)
+        var.copy_((1 - w) * var + w * batch_var + w * (1 - w) * delta.square())
+        self.count.fill_(total)
 
 
 class ReturnScaler(nn.Module):
