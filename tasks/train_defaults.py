@@ -18,6 +18,7 @@ _SECTION = {
     "entropy_coef": "ppo",
     "schedule": "ppo",
     "learning_rate": "ppo",
+    "critic_learning_rate": "ppo",
     "gamma": "ppo",
 }
 """Where a field sits in TrainConfig: its model or ppo section, else the top level."""
@@ -38,6 +39,7 @@ class TrainDefaults:
     entropy_coef: float | None = None
     schedule: str | None = None
     learning_rate: float | None = None
+    critic_learning_rate: float | None = None
     gamma: float | None = None
 
     def overrides(self) -> tuple[str, ...]:

@@ -18,8 +18,15 @@ G1_TRAIN_DEFAULTS = TrainDefaults(
     critic_hidden=(256, 128),
     init_std=0.5,
     eval_interval=20,
+    schedule="adaptive",
+    learning_rate=1e-3,
 )
-"""Training defaults of the G1 tasks: one network shape, so policies carry over between them."""
+"""Training defaults of the G1 tasks: one network shape, so policies carry over between them.
+The learning-rate schedule is stated here, not inherited: the adaptive-KL schedule (rsl_rl's,
+the generic default) kept g1-force's rate at its 1e-5 floor for most of its run, as it did
+on the Gymnasium MuJoCo suite, where `--gym` uses a linear schedule instead
+(`gym_train_config`). g1-force keeps it (its committed policy was trained so); g1-pull's
+recipe (experiments/g1_pull_chain.py) and g1-walk use a fixed rate."""
 
 
 @dataclass

@@ -10,8 +10,16 @@ from simreal.tasks.g1_walk.rewards import REWARDS
 from simreal.tasks.g1_walk.terrain import TerrainConfig
 from simreal.tasks.terms import default_weights
 
-TRAIN_DEFAULTS = replace(G1_TRAIN_DEFAULTS, eval_episodes=8)
-"""The G1 tasks' network and rollout (policies carry over between them)."""
+TRAIN_DEFAULTS = replace(
+    G1_TRAIN_DEFAULTS,
+    eval_episodes=8,
+    schedule="fixed",
+    learning_rate=2e-4,
+    critic_learning_rate=1e-3,
+)
+"""The G1 tasks' network and rollout (policies carry over between them), and g1-pull's
+recipe's learning rates (experiments/g1_pull_chain.py): a fixed 2e-4 for the actors, 1e-3
+for the critic, where the adaptive-KL schedule sinks to its floor with 29 actions."""
 
 
 @dataclass
