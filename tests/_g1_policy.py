@@ -6,6 +6,9 @@ python tests/_g1_policy.py OUT.onnx
 import sys
 from pathlib import Path
 
+import numpy as np
+
+from simreal.deploy.g1.messages import RobotState
 from simreal.policies.config import ModelConfig
 from simreal.policies.export import export_onnx
 from simreal.policies.models import ActorCritic
@@ -13,6 +16,22 @@ from simreal.robots.g1 import ACTUATORS, DEFAULT_JOINT_POS, JOINT_NAMES
 from simreal.tasks.g1 import POLICY_OBSERVATION
 
 ACTION_GROUPS = {"lower": list(range(12)), "waist": [12, 13, 14], "upper": list(range(15, 29))}
+
+
+def sensed_state(env, tick: int) -> RobotState:
+    """What simulation 0 of a G1 environment would report to the deploy node (its sensors,
+    no torque or accelerometer readings)."""
+    s = env.sensors
+    return RobotState(
+        q=s.joint_pos[0].copy(),
+        dq=s.joint_vel[0].copy(),
+        tau_est=np.zeros(29),
+        quat_wxyz=s.base_quat[0].copy(),
+        gyro=s.base_ang_vel[0].copy(),
+        accel=np.zeros(3),
+        tick=tick,
+        mode_machine=5,
+    )
 
 
 def g1_metadata(**overrides) -> dict:

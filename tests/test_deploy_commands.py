@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _g1_policy import sensed_state
 from _procs import g1_node, terminal, virtual_g1
 
 from simreal.deploy.commands import MAX_AGE_S, CommandRanges, VelocityCommands
@@ -22,7 +23,7 @@ from simreal.deploy.dds import DdsParticipant, topic_name
 from simreal.deploy.dds import ros2 as msgs
 from simreal.deploy.dds.unitree_hg import LowState_
 from simreal.deploy.g1 import links
-from simreal.deploy.g1.messages import RobotState, decode_lowstate, encode_lowstate
+from simreal.deploy.g1.messages import decode_lowstate, encode_lowstate
 from simreal.deploy.g1.node import DeployConfig, G1Node, load_g1_policy
 from simreal.deploy.g1.observation import G1Observation, PolicyInputs
 from simreal.deploy.g1.remote import parse_remote, remote_bytes, remote_command
@@ -220,17 +221,7 @@ def test_evaluation_and_the_node_build_the_same_observation_and_action():
     obs, _ = env.reset()
     last_action, walked = np.zeros(29), 0
     for step in range(90):
-        s = env.sensors
-        state = RobotState(
-            q=s.joint_pos[0].copy(),
-            dq=s.joint_vel[0].copy(),
-            tau_est=np.zeros(29),
-            quat_wxyz=s.base_quat[0].copy(),
-            gyro=s.base_ang_vel[0].copy(),
-            accel=np.zeros(3),
-            tick=step,
-            mode_machine=5,
-        )
+        state = sensed_state(env, step)
         command = mux.offer("cmd_vel", env.command[0], now=float(step))
         inputs = PolicyInputs(command, env.episode_step[0] * env.control_dt)
         node_obs = observe(state, last_action, inputs)

@@ -10,9 +10,9 @@ import json
 import mujoco
 import numpy as np
 import pytest
+from _g1_policy import sensed_state
 
 from simreal.deploy.commands import VelocityCommands
-from simreal.deploy.g1.messages import RobotState
 from simreal.deploy.g1.node import load_g1_policy
 from simreal.deploy.g1.observation import G1Observation, PolicyInputs
 from simreal.evaluation import load_policy, make_eval_env
@@ -185,17 +185,7 @@ def test_the_node_builds_g1_walks_observation_as_evaluation_does(walk_policy):
             env.command_start_s[0] = env.episode_step[0] * env.control_dt
             env.next_command_s[0] = np.inf
             obs, _ = env.observe()
-        s = env.sensors
-        state = RobotState(
-            q=s.joint_pos[0].copy(),
-            dq=s.joint_vel[0].copy(),
-            tau_est=np.zeros(29),
-            quat_wxyz=s.base_quat[0].copy(),
-            gyro=s.base_ang_vel[0].copy(),
-            accel=np.zeros(3),
-            tick=step,
-            mode_machine=5,
-        )
+        state = sensed_state(env, step)
         command = mux.offer("cmd_vel", env.command[0], now=float(step))
         inputs = PolicyInputs(command, env.episode_step[0] * env.control_dt)
         node_obs = observe(state, last_action, inputs)

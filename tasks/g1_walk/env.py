@@ -70,7 +70,6 @@ class G1WalkEnv(G1GaitEnv):
         seed: int = 0,
         num_threads: int = 0,
     ):
-        cfg.validate()
         self.heightfield = HeightField(cfg.terrain) if cfg.terrain.kind == "rough" else None
         s = num_envs
         self.next_command_s = np.zeros(s)
