@@ -187,7 +187,10 @@ class ActorCritic(nn.Module):
 
     def distribution(self, obs: torch.Tensor) -> Normal:
         mean = self.actor(self.obs_normalizer(obs))
-        return Normal(mean, self.actor.std().expand_as(mean))
+        # No argument validation: its checks (finite, positive) cost about 20 us per
+        # call (45 against 25 us with log_prob, one row), at every rollout step and
+        # minibatch; the std is positive by construction.
+        return Normal(mean, self.actor.std().expand_as(mean), validate_args=False)
 
     def act_inference(self, obs: torch.Tensor) -> torch.Tensor:
         """Deterministic action: the mean, as deployed."""

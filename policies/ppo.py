@@ -196,7 +196,7 @@ class PPO:
         if self.group_of_action is None:
             log_ratio = (per_action.sum(-1) - b.old_log_prob).unsqueeze(-1)
         else:
-            old = Normal(b.old_mean, b.old_std).log_prob(b.actions)
+            old = Normal(b.old_mean, b.old_std, validate_args=False).log_prob(b.actions)
             log_ratio = (per_action - old) @ self.group_of_action
         ratio = torch.exp(log_ratio)
         advantages = b.advantages.unsqueeze(-1)
