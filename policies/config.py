@@ -91,6 +91,15 @@ class PPOConfig:
     whose returns reach thousands, it mattered more than any other setting measured.
     The statistics live in the model's state (checkpointed, not exported)."""
     return_clip: float = 10.0
+    normalizer_update: Literal["step", "rollout"] = "step"
+    """When the observation normalizers take in new observations. step (rsl_rl's way): at
+    every rollout step, so the normalization an action was sampled under has moved by the
+    time the update recomputes its probability, and the first minibatch's ratio is not 1
+    (most early on, when the statistics move fastest). rollout: the rollout's observations
+    are merged after its update, so every step of a rollout and its update see the same
+    normalization and the ratio starts at exactly 1 (as where the environment normalizes
+    and the buffer stores the normalized observation: SB3's VecNormalize, CleanRL); the
+    statistics lag one rollout behind."""
     imitation_coef: float = 0.0
     """Weight of a DAgger term: the squared distance of the policy's mean action from the
     environment's expert action (`expert_action()`, e.g. quad-swarm's privileged
@@ -121,6 +130,10 @@ class PPOConfig:
             raise ValueError(f"ppo.ratio must be 'joint' or 'per_group', got {self.ratio!r}")
         if self.max_kl is not None and self.max_kl <= 0:
             raise ValueError(f"ppo.max_kl must be positive (or null), got {self.max_kl}")
+        if self.normalizer_update not in ("step", "rollout"):
+            raise ValueError(
+                f"ppo.normalizer_update must be 'step' or 'rollout', got {self.normalizer_update!r}"
+            )
 
 
 @dataclass

@@ -72,9 +72,10 @@ class PPO:
     ) -> torch.Tensor:
         """Sample actions for a rollout step and record what the update will need
         (`expert`: the expert's actions in these states, for the imitation term)."""
-        self.distributed.update_normalizers(
-            [(self.model.obs_normalizer, obs), (self.model.critic_obs_normalizer, critic_obs)]
-        )
+        if self.cfg.normalizer_update == "step":
+            self.distributed.update_normalizers(
+                [(self.model.obs_normalizer, obs), (self.model.critic_obs_normalizer, critic_obs)]
+            )
         dist = self.model.distribution(obs)
         # Drawn on the CPU generator whatever the device: the same noise on CPU and GPU.
         noise = torch.randn(dist.mean.shape, generator=self.generator).to(obs.device)
@@ -169,10 +170,25 @@ class PPO:
             if imitation > 0:
                 totals["imitation_loss"] += imitation_loss.item()
             n += 1
+        if cfg.normalizer_update == "rollout":
+            self._take_in_rollout_observations()
         out = {k: v / n for k, v in totals.items()}
         out["learning_rate"] = self.learning_rate
         out["action_std"] = float(self.model.actor.std().detach().mean())
         return out
+
+    @torch.no_grad()
+    def _take_in_rollout_observations(self) -> None:
+        """`normalizer_update=rollout`: merge the rollout's observations into the
+        normalizers once its update is done (every rank's, as at the step-wise sync)."""
+        storage = self.storage
+        self.distributed.update_normalizers(
+            [
+                (self.model.obs_normalizer, storage.obs.flatten(0, 1)),
+                (self.model.critic_obs_normalizer, storage.critic_obs.flatten(0, 1)),
+            ]
+        )
+        self.distributed.sync_normalizers()
 
     @staticmethod
     def _group_membership(

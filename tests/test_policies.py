@@ -778,3 +778,26 @@ def test_new_checkpoints_hold_plain_data_and_old_ones_still_load(tmp_path):
     model = load_actor_critic(tmp_path / "model_000002.pt")
     obs = torch.from_numpy(runner.env.reset()[0])
     torch.testing.assert_close(model.act_inference(obs), runner.model.act_inference(obs))
+
+
+def test_rollout_normalizer_updates_leave_the_acting_policy_unchanged_until_the_update():
+    """normalizer_update=rollout: the rollout's steps and its update see one normalization,
+    so before any gradient step the policy's means on the stored observations are the
+    ones it acted with; step-wise updates have moved them by then. The rollout's
+    observations join the statistics after the update."""
+    for mode in ("rollout", "step"):
+        ppo = _filled_ppo(PPOConfig(num_steps_per_env=4, normalizer_update=mode))
+        s, normalizer = ppo.storage, ppo.model.obs_normalizer
+        with torch.no_grad():
+            mean = ppo.model.distribution(s.obs.flatten(0, 1)).mean
+        moved = float((mean - s.mean.flatten(0, 1)).abs().max())
+        if mode == "rollout":
+            assert moved < 1e-6 and float(normalizer.count) == 0.0
+        else:
+            assert moved > 1e-3 and float(normalizer.count) == 32.0
+        ppo.update()
+        assert float(normalizer.count) == 32.0
+        expected = s.obs.flatten(0, 1).mean(0)
+        torch.testing.assert_close(normalizer.mean, expected, rtol=0, atol=1e-5)
+    with pytest.raises(ValueError, match="normalizer_update"):
+        PPOConfig(normalizer_update="sometimes").validate()
