@@ -231,7 +231,18 @@ def warm_start_weights(source: Path, env, model_cfg, task: str | None) -> tuple[
             f"task's {groups}"
         )
     if task is not None:
-        _check_observation_prefix(ckpt, task)
+        known = _check_observation_prefix(ckpt, task)
+        if not known and (spec["n_obs"], spec["n_critic_obs"]) != (
+            env.num_obs,
+            env.num_critic_obs,
+        ):
+            raise ValueError(
+                f"--init-from {ckpt}: its run's config.yaml ({ckpt.parent.parent}) is missing "
+                f"or names no registered task, so its observation layout cannot be checked "
+                f"against {task}'s, and the sizes differ (actor {spec['n_obs']} vs "
+                f"{env.num_obs}, critic {spec['n_critic_obs']} vs {env.num_critic_obs}): "
+                "warm-start from a run directory, or from a checkpoint of the same task"
+            )
     fresh = ActorCritic(
         env.num_obs,
         env.num_critic_obs,
@@ -256,19 +267,20 @@ def warm_start_weights(source: Path, env, model_cfg, task: str | None) -> tuple[
     return ckpt, weights
 
 
-def _check_observation_prefix(ckpt: Path, task: str) -> None:
+def _check_observation_prefix(ckpt: Path, task: str) -> bool:
     """When the checkpoint's run config names a registered task, its observation layouts
     must begin the new task's (new terms only appended); error names the first term that
-    differs."""
+    differs. False when the source's layout is unknown (no readable run config, or an
+    unregistered task): sizes are then all a warm start can go by."""
     from simreal.tasks import TASKS, get_task
 
     run_dir = ckpt.parent.parent
     try:
         source_task = read_config(run_dir)["task"]
     except (FileNotFoundError, ValueError):
-        return
+        return False
     if source_task not in TASKS:
-        return
+        return False
     old_cls, new_cls = get_task(source_task).env_cls, get_task(task).env_cls
     for which in ("observation_layout", "critic_observation_layout"):
         old, new = getattr(old_cls, which, None), getattr(new_cls, which, None)
@@ -283,6 +295,7 @@ def _check_observation_prefix(ckpt: Path, task: str) -> None:
                     f"{source_task} but {found} in {task}; terms may only be appended or "
                     "dropped at the end"
                 )
+    return True
 
 
 def resume_run(

@@ -154,16 +154,47 @@ def test_deployment_metadata_and_trained_ranges():
 
 
 @pytest.fixture(scope="module")
-def walk_policy(tmp_path_factory):
-    """A g1-walk policy from one tiny training update, exported."""
+def walk_run(tmp_path_factory):
+    """A g1-walk run of one tiny training update."""
     from simreal.cli import main
 
     out = tmp_path_factory.mktemp("walk")
     argv = ["train", "g1-walk", "--envs", "4", "--steps", "96", "--out", str(out / "runs")]
     assert main([*argv, "--set", "train.eval_interval=1000"]) == 0
-    run = next((out / "runs" / "g1-walk").iterdir())
-    assert main(["export", str(run), "--onnx", str(out / "policy.onnx")]) == 0
-    return out / "policy.onnx"
+    return next((out / "runs" / "g1-walk").iterdir())
+
+
+@pytest.fixture(scope="module")
+def walk_policy(walk_run):
+    """That run's policy, exported."""
+    from simreal.cli import main
+
+    onnx = walk_run.parent.parent.parent / "policy.onnx"
+    assert main(["export", str(walk_run), "--onnx", str(onnx)]) == 0
+    return onnx
+
+
+def test_a_warm_start_refuses_observations_it_cannot_line_up(walk_run, tmp_path, capsys):
+    """g1-pull observes a pull direction between the command and the clock, g1-walk does
+    not: warm-starting one from the other would feed the clock into the direction's
+    weights, so it is refused naming the term; and a bare checkpoint (no run config to
+    read the layout from) of another size is refused rather than lined up by position."""
+    from simreal.cli import main
+    from simreal.policies.checkpoint import resolve_checkpoint
+
+    argv = ["train", "g1-pull", "--envs", "2", "--steps", "16", "--out", str(tmp_path / "r")]
+    assert main([*argv, "--init-from", str(walk_run)]) == 2
+    assert (
+        "('gait_phase', 2) in g1-walk but ('pull_direction', 1) in g1-pull"
+        in capsys.readouterr().err
+    )
+    bare = tmp_path / "bare" / "checkpoints"
+    bare.mkdir(parents=True)
+    ckpt = resolve_checkpoint(walk_run)
+    (bare / ckpt.name).write_bytes(ckpt.read_bytes())
+    assert main([*argv, "--init-from", str(bare / ckpt.name)]) == 2
+    err = capsys.readouterr().err
+    assert "config.yaml" in err and "sizes differ (actor 98 vs 99" in err
 
 
 def test_the_node_builds_g1_walks_observation_as_evaluation_does(walk_policy):
