@@ -91,7 +91,7 @@ class PPOConfig:
     whose returns reach thousands, it mattered more than any other setting measured.
     The statistics live in the model's state (checkpointed, not exported)."""
     return_clip: float = 10.0
-    normalizer_update: Literal["step", "rollout"] = "step"
+    normalizer_update: Literal["step", "rollout", "never"] = "step"
     """When the observation normalizers take in new observations. step (rsl_rl's way): at
     every rollout step, so the normalization an action was sampled under has moved by the
     time the update recomputes its probability, and the first minibatch's ratio is not 1
@@ -99,7 +99,9 @@ class PPOConfig:
     are merged after its update, so every step of a rollout and its update see the same
     normalization and the ratio starts at exactly 1 (as where the environment normalizes
     and the buffer stores the normalized observation: SB3's VecNormalize, CleanRL); the
-    statistics lag one rollout behind."""
+    statistics lag one rollout behind. never: the statistics keep their initial values
+    (mean 0, variance 1: the observation passes scaled by 1 / sqrt(1 + eps) and clipped
+    at +-clip), to compare with implementations that do not normalize (SB3's defaults)."""
     imitation_coef: float = 0.0
     """Weight of a DAgger term: the squared distance of the policy's mean action from the
     environment's expert action (`expert_action()`, e.g. quad-swarm's privileged
@@ -130,9 +132,10 @@ class PPOConfig:
             raise ValueError(f"ppo.ratio must be 'joint' or 'per_group', got {self.ratio!r}")
         if self.max_kl is not None and self.max_kl <= 0:
             raise ValueError(f"ppo.max_kl must be positive (or null), got {self.max_kl}")
-        if self.normalizer_update not in ("step", "rollout"):
+        if self.normalizer_update not in ("step", "rollout", "never"):
             raise ValueError(
-                f"ppo.normalizer_update must be 'step' or 'rollout', got {self.normalizer_update!r}"
+                "ppo.normalizer_update must be 'step', 'rollout' or 'never', got "
+                f"{self.normalizer_update!r}"
             )
 
 

@@ -799,5 +799,8 @@ def test_rollout_normalizer_updates_leave_the_acting_policy_unchanged_until_the_
         assert float(normalizer.count) == 32.0
         expected = s.obs.flatten(0, 1).mean(0)
         torch.testing.assert_close(normalizer.mean, expected, rtol=0, atol=1e-5)
+    never = _filled_ppo(PPOConfig(num_steps_per_env=4, normalizer_update="never"))
+    never.update()
+    assert float(never.model.obs_normalizer.count) == 0.0
     with pytest.raises(ValueError, match="normalizer_update"):
         PPOConfig(normalizer_update="sometimes").validate()
