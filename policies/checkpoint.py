@@ -176,17 +176,19 @@ def warm_start_state(
     source: dict[str, torch.Tensor],
     obs_sizes: tuple[int, int],
     critic_obs_sizes: tuple[int, int],
+    columns: tuple[list[int], list[int]] | None = None,
 ) -> dict[str, torch.Tensor]:
     """A state dict for the new model `target` (its own state dict, fresh) holding the
     trained weights of `source` wherever the two agree.
 
-    Tensors of equal shape are copied. The one allowed difference is observation terms
-    appended at, or dropped from, the end of the inputs: obs_sizes and critic_obs_sizes
-    are (source, new) input sizes of actor and critic. Appended terms: the first layer's
-    weight gets the source's columns and zeros for the new ones (the new terms change
-    nothing until training moves them), and a normalizer keeps the source's mean and
-    variance for the shared prefix and its defaults (mean 0, variance 1) for the new
-    terms. Dropped terms (a task that observes a prefix of the source's observation, e.g.
+    Tensors of equal shape are copied. The one allowed difference is the observation's
+    terms: obs_sizes and critic_obs_sizes are (source, new) input sizes of actor and
+    critic, and `columns` (actor, critic) gives, for each input column of the new model,
+    the source's column holding the same observation (-1 for a term the source lacks);
+    without it the new observation is taken to extend or cut the source's at the end.
+    New terms: the first layer's weight gets zeros in their columns (they change nothing
+    until training moves them) and the normalizers their defaults (mean 0, variance 1);
+    the other columns keep the source's weights and statistics. Dropped terms (e.g.
     g1-force from g1-pull): their columns go, and what they fed the first layer when they
     read 0 is folded into its bias, so the new model acts as the source did with those
     terms at 0 (for g1-pull: standing, no command, no gait clock). Anything else that
@@ -198,50 +200,61 @@ def warm_start_state(
         key = (missing or extra)[0]
         where = "the source has no" if missing else "the new model has no"
         raise ValueError(f"layer {key!r}: {where} such layer (the architectures differ)")
+    if columns is None:
+        columns = (_prefix_columns(*obs_sizes), _prefix_columns(*critic_obs_sizes))
+    maps = {False: torch.tensor(columns[0], dtype=torch.long),
+            True: torch.tensor(columns[1], dtype=torch.long)}  # fmt: skip
     out = {}
-    dropped_weights = []
+    remapped_weights = []
     for key, new in target.items():
         if key.startswith(RETURN_SCALER):  # reward statistics belong to the new task
             out[key] = new.clone()
             continue
         old = source[key]
-        if old.shape == new.shape:
+        critic = key.startswith("critic")
+        sizes, cols = (critic_obs_sizes if critic else obs_sizes), maps[critic]
+        identity = sizes[0] == sizes[1] and bool((cols == torch.arange(sizes[1])).all())
+        if not identity and _input_sized(key, old, new, sizes):
+            kept = cols >= 0
+            value = new.clone().fill_(1.0 if key.endswith("normalizer.var") else 0.0)
+            value[..., kept] = old[..., cols[kept]]
+            out[key] = value
+            if key.endswith(".weight"):
+                remapped_weights.append(key)
+        elif old.shape == new.shape:
             out[key] = old.clone()
-            continue
-        sizes = critic_obs_sizes if key.startswith("critic") else obs_sizes
-        if not _resized_inputs(key, old, new, sizes):
+        else:
             raise ValueError(
                 f"layer {key!r}: source shape {tuple(old.shape)}, new model "
-                f"{tuple(new.shape)}; only observation terms appended at (or dropped from) "
-                "the end of the inputs may differ"
+                f"{tuple(new.shape)}; only the observation's terms may differ"
             )
-        n = min(old.shape[-1], new.shape[-1])
-        if new.shape[-1] < old.shape[-1]:  # terms dropped
-            out[key] = old[..., :n].clone()
-            if key.endswith(".weight"):
-                dropped_weights.append(key)
-            continue
-        value = new.clone().fill_(1.0 if key.endswith("normalizer.var") else 0.0)
-        value[..., :n] = old
-        out[key] = value
-    for key in dropped_weights:  # what the dropped inputs fed the layer at 0, into its bias
-        normalizer = "critic_obs_normalizer" if key.startswith("critic") else "obs_normalizer"
+    for key in remapped_weights:  # what the dropped inputs fed the layer at 0, into its bias
+        critic = key.startswith("critic")
+        normalizer = "critic_obs_normalizer" if critic else "obs_normalizer"
         mean, var = source[f"{normalizer}.mean"], source[f"{normalizer}.var"]
-        n = out[key].shape[-1]
-        zero_in = ((0.0 - mean[n:]) / torch.sqrt(var[n:] + NORMALIZER_EPS)).clamp(
+        kept = set(maps[critic][maps[critic] >= 0].tolist())
+        dropped = torch.tensor([c for c in range(mean.shape[0]) if c not in kept], dtype=torch.long)
+        if dropped.numel() == 0:
+            continue
+        zero_in = ((0.0 - mean[dropped]) / torch.sqrt(var[dropped] + NORMALIZER_EPS)).clamp(
             -NORMALIZER_CLIP, NORMALIZER_CLIP
         )
         bias = key.removesuffix("weight") + "bias"
-        out[bias] = out[bias] + source[key][:, n:] @ zero_in
+        out[bias] = out[bias] + source[key][:, dropped] @ zero_in
     return out
 
 
-def _resized_inputs(key: str, old: torch.Tensor, new: torch.Tensor, sizes: tuple[int, int]) -> bool:
+def _prefix_columns(n_old: int, n_new: int) -> list[int]:
+    """The column map of an observation extended or cut at the end."""
+    return [c if c < n_old else -1 for c in range(n_new)]
+
+
+def _input_sized(key: str, old: torch.Tensor, new: torch.Tensor, sizes: tuple[int, int]) -> bool:
     """Whether `key` is an input-sized tensor (a first-layer weight or a normalizer
-    statistic) whose input size went from the source's to the new one (terms appended
-    or dropped at the end)."""
+    statistic) with the source's input size in the source and the new one in the new
+    model."""
     n_old, n_new = sizes
-    if n_new == n_old or old.shape[-1] != n_old or new.shape[-1] != n_new:
+    if old.dim() == 0 or new.dim() == 0 or old.shape[-1] != n_old or new.shape[-1] != n_new:
         return False
     if key.endswith(("normalizer.mean", "normalizer.var")):
         return old.dim() == new.dim() == 1

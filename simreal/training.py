@@ -211,8 +211,9 @@ def _compared(config: dict[str, Any]) -> dict[str, Any]:
 def warm_start_weights(source: Path, env, model_cfg, task: str | None) -> tuple[Path, dict]:
     """The state dict of a fresh actor-critic for `env` holding a trained one's weights (a
     run directory or a checkpoint) wherever they agree (`policies.checkpoint.
-    warm_start_state`): the new task may append observation terms, everything else must
-    match. Returns the checkpoint used and the state dict."""
+    warm_start_state`): observation terms are matched by name where the source run's task
+    is known (terms may be added or dropped anywhere), by position otherwise; everything
+    else must match. Returns the checkpoint used and the state dict."""
     from simreal.policies.checkpoint import (
         MODEL_KEYS,
         load_checkpoint,
@@ -230,19 +231,16 @@ def warm_start_weights(source: Path, env, model_cfg, task: str | None) -> tuple[
             f"--init-from {ckpt}: action groups {spec['action_groups']} differ from the "
             f"task's {groups}"
         )
-    if task is not None:
-        known = _check_observation_prefix(ckpt, task)
-        if not known and (spec["n_obs"], spec["n_critic_obs"]) != (
-            env.num_obs,
-            env.num_critic_obs,
-        ):
-            raise ValueError(
-                f"--init-from {ckpt}: its run's config.yaml ({ckpt.parent.parent}) is missing "
-                f"or names no registered task, so its observation layout cannot be checked "
-                f"against {task}'s, and the sizes differ (actor {spec['n_obs']} vs "
-                f"{env.num_obs}, critic {spec['n_critic_obs']} vs {env.num_critic_obs}): "
-                "warm-start from a run directory, or from a checkpoint of the same task"
-            )
+    columns = None if task is None else _observation_columns(ckpt, task)
+    sizes = (spec["n_obs"], spec["n_critic_obs"])
+    if task is not None and columns is None and sizes != (env.num_obs, env.num_critic_obs):
+        raise ValueError(
+            f"--init-from {ckpt}: its run's config.yaml ({ckpt.parent.parent}) is missing "
+            f"or names no registered task, so its observation layout cannot be checked "
+            f"against {task}'s, and the sizes differ (actor {spec['n_obs']} vs "
+            f"{env.num_obs}, critic {spec['n_critic_obs']} vs {env.num_critic_obs}): "
+            "warm-start from a run directory, or from a checkpoint of the same task"
+        )
     fresh = ActorCritic(
         env.num_obs,
         env.num_critic_obs,
@@ -256,6 +254,7 @@ def warm_start_weights(source: Path, env, model_cfg, task: str | None) -> tuple[
             state["model"],
             (spec["n_obs"], env.num_obs),
             (spec["n_critic_obs"], env.num_critic_obs),
+            columns,
         )
     except ValueError as err:
         old = state["model_cfg"]
@@ -267,35 +266,50 @@ def warm_start_weights(source: Path, env, model_cfg, task: str | None) -> tuple[
     return ckpt, weights
 
 
-def _check_observation_prefix(ckpt: Path, task: str) -> bool:
-    """When the checkpoint's run config names a registered task, its observation layouts
-    must begin the new task's (new terms only appended); error names the first term that
-    differs. False when the source's layout is unknown (no readable run config, or an
-    unregistered task): sizes are then all a warm start can go by."""
+def _observation_columns(ckpt: Path, task: str) -> tuple[list[int], list[int]] | None:
+    """For each input column of `task`'s actor and critic, the column of the checkpoint's
+    observation holding the same term (matched by name; -1 for a term it lacks), when its
+    run config names a registered task; None when the source's layout is unknown (no
+    readable run config, an unregistered task, or layouts built per instance, as
+    quad-swarm's): sizes are then all a warm start can go by. A term both observe with
+    different sizes is refused, named."""
     from simreal.tasks import TASKS, get_task
 
     run_dir = ckpt.parent.parent
     try:
         source_task = read_config(run_dir)["task"]
     except (FileNotFoundError, ValueError):
-        return False
+        return None
     if source_task not in TASKS:
-        return False
+        return None
     old_cls, new_cls = get_task(source_task).env_cls, get_task(task).env_cls
+    maps = []
     for which in ("observation_layout", "critic_observation_layout"):
         old, new = getattr(old_cls, which, None), getattr(new_cls, which, None)
         if old is None or new is None:
-            continue  # built per instance from the config (quad-swarm): weight shapes decide
-        old, new = list(old), list(new)
-        for i, term in enumerate(old[: len(new)]):  # one must begin the other
-            if tuple(new[i]) != tuple(term):
-                found = tuple(new[i])
-                raise ValueError(
-                    f"--init-from {ckpt}: {which.replace('_', ' ')} term {i} is {tuple(term)} in "
-                    f"{source_task} but {found} in {task}; terms may only be appended or "
-                    "dropped at the end"
-                )
-    return True
+            return None
+        maps.append(_term_columns(list(old), list(new), f"{which.replace('_', ' ')}", ckpt))
+    return maps[0], maps[1]
+
+
+def _term_columns(old: list, new: list, which: str, ckpt: Path) -> list[int]:
+    where, col = {}, 0
+    for name, size in old:
+        where[name] = (col, size)
+        col += size
+    columns = []
+    for name, size in new:
+        if name not in where:
+            columns += [-1] * size
+            continue
+        start, old_size = where[name]
+        if old_size != size:
+            raise ValueError(
+                f"--init-from {ckpt}: {which} term {name!r} has {old_size} values in the "
+                f"source and {size} here"
+            )
+        columns += list(range(start, start + size))
+    return columns
 
 
 def resume_run(

@@ -10,6 +10,7 @@ import json
 import mujoco
 import numpy as np
 import pytest
+import torch
 from _g1_policy import sensed_state
 
 from simreal.deploy.commands import VelocityCommands
@@ -174,23 +175,32 @@ def walk_policy(walk_run):
     return onnx
 
 
-def test_a_warm_start_refuses_observations_it_cannot_line_up(walk_run, tmp_path, capsys):
+def test_a_warm_start_lines_observations_up_by_name(walk_run, tmp_path, capsys):
     """g1-pull observes a pull direction between the command and the clock, g1-walk does
-    not: warm-starting one from the other would feed the clock into the direction's
-    weights, so it is refused naming the term; and a bare checkpoint (no run config to
-    read the layout from) of another size is refused rather than lined up by position."""
+    not: warm-starting one from the other matches the terms by name (the clock's weights
+    land on the clock, the direction starts at zero weight). A bare checkpoint of another
+    size (no run config to read the layout from) is refused rather than lined up by
+    position."""
     from simreal.cli import main
-    from simreal.policies.checkpoint import resolve_checkpoint
+    from simreal.policies.checkpoint import MODEL_KEYS, load_checkpoint, resolve_checkpoint
+    from simreal.tasks.g1_pull import G1PullConfig, G1PullEnv
+    from simreal.training import warm_start_weights
 
-    argv = ["train", "g1-pull", "--envs", "2", "--steps", "16", "--out", str(tmp_path / "r")]
-    assert main([*argv, "--init-from", str(walk_run)]) == 2
-    assert (
-        "('gait_phase', 2) in g1-walk but ('pull_direction', 1) in g1-pull"
-        in capsys.readouterr().err
-    )
+    ckpt = resolve_checkpoint(walk_run)
+    source = load_checkpoint(ckpt, MODEL_KEYS)
+    pull = G1PullEnv(G1PullConfig(), num_envs=1)
+    _, weights = warm_start_weights(walk_run, pull, source["model_cfg"], "g1-pull")
+    key = "actor.nets.lower.0.weight"
+    w0, w = source["model"][key], weights[key]
+    # walk: 93 G1 values, command (93-95), clock (96-97); pull: ..., direction 96, clock 97-98
+    assert torch.equal(w[:, 97:99], w0[:, 96:98]) and torch.equal(w[:, :96], w0[:, :96])
+    assert not w[:, 96].any()  # the new term starts at zero weight
+    mean0, mean = source["model"]["obs_normalizer.mean"], weights["obs_normalizer.mean"]
+    assert torch.equal(mean[97:99], mean0[96:98]) and mean[96] == 0.0
+    out = tmp_path / "r"
+    argv = ["train", "g1-pull", "--envs", "2", "--steps", "16", "--out", str(out)]
     bare = tmp_path / "bare" / "checkpoints"
     bare.mkdir(parents=True)
-    ckpt = resolve_checkpoint(walk_run)
     (bare / ckpt.name).write_bytes(ckpt.read_bytes())
     assert main([*argv, "--init-from", str(bare / ckpt.name)]) == 2
     err = capsys.readouterr().err
