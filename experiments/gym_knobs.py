@@ -12,14 +12,17 @@ wall time and final training return. Rows:
 - rollout_normalizer: `ppo.normalizer_update=rollout`;
 - no_obs_normalization: `ppo.normalizer_update=never`;
 - raw_value: no return scaling, no value clipping;
-- sb3_like: the last two together with a constant learning rate (SB3's defaults, whose
-  PPO normalizes nothing).
+- no_obs_normalization_raw_value: the last two together;
+- sb3_like: and a constant learning rate too (SB3's defaults, whose PPO normalizes
+  nothing).
 
     python experiments/gym_knobs.py [--env Ant-v5] [--seeds 0] [--steps 1000000]
         [--rows ...] [--out runs/gym-knobs] [--results results/experiments/gym-knobs]
+        [--skip-train]
 
 A row whose newest run under OUT finished its budget is evaluated, not trained again; the
-default row is the PPO suite's own simreal run of the seed where there is one.
+default row is the PPO suite's own simreal run of the seed where there is one;
+`--skip-train` reports the finished runs only (rows and seeds without one are left out).
 """
 
 from __future__ import annotations
@@ -39,6 +42,9 @@ ROWS: dict[str, list[str]] = {
     "no_obs_normalization": ["--set", "train.ppo.normalizer_update=never"],
     "raw_value": ["--set", "train.ppo.normalize_returns=false",
                   "--set", "train.ppo.clip_value_loss=false"],
+    "no_obs_normalization_raw_value": ["--set", "train.ppo.normalizer_update=never",
+                                       "--set", "train.ppo.normalize_returns=false",
+                                       "--set", "train.ppo.clip_value_loss=false"],
     "sb3_like": ["--set", "train.ppo.normalizer_update=never",
                  "--set", "train.ppo.normalize_returns=false",
                  "--set", "train.ppo.clip_value_loss=false",
@@ -76,11 +82,15 @@ def suite_default(suite: Path, env: str, seed: int) -> dict | None:
     }
 
 
-def run_row(row: str, env: str, seed: int, steps: int, out: Path, suite: Path) -> dict:
+def run_row(
+    row: str, env: str, seed: int, steps: int, out: Path, suite: Path, train: bool = True
+) -> dict | None:
     if row == "default" and (found := suite_default(suite, env, seed)) is not None:
         return found
     root = out / row / f"s{seed}"
     run = finished_run(root, env, steps)
+    if run is None and not train:
+        return None
     if run is None:
         cmd = [sys.executable, "-m", "simreal", "train", "--gym", env, "--steps", str(steps),
                "--seed", str(seed), "--out", str(root), *ROWS[row]]  # fmt: skip
@@ -112,14 +122,29 @@ def length(value: float | None) -> str:
     return "-" if value is None else f"{value:.0f}"
 
 
-def sb3_reference(suite: Path, env: str, seeds: list[int]) -> list[float]:
-    """SB3's deterministic returns for these seeds from the PPO suite's run files."""
-    out = []
+def sb3_reference(suite: Path, env: str, seeds: list[int]) -> dict[int, float]:
+    """SB3's deterministic return per seed from the PPO suite's run files."""
+    out = {}
     for seed in seeds:
         path = suite / "runs" / f"{env}_sb3_s{seed}.json"
         if path.exists():
-            out.append(json.loads(path.read_text())["eval_return_mean"])
+            out[seed] = json.loads(path.read_text())["eval_return_mean"]
     return out
+
+
+def row_means(results: list[dict], sb3: dict[int, float]) -> list[str]:
+    """Per row over its seeds: the mean return and its ratio to SB3's mean over the same
+    seeds."""
+    lines = []
+    for row in dict.fromkeys(r["row"] for r in results):
+        runs = [r for r in results if r["row"] == row and r["seed"] in sb3]
+        if not runs:
+            continue
+        ours = statistics.fmean(r["return_mean"] for r in runs)
+        theirs = statistics.fmean(sb3[r["seed"]] for r in runs)
+        seeds = ", ".join(str(r["seed"]) for r in runs)
+        lines.append(f"| {row} | {seeds} | {ours:.0f} | {theirs:.0f} | {ours / theirs:.2f} |")
+    return lines
 
 
 def main() -> None:
@@ -131,30 +156,39 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("runs/gym-knobs"))
     parser.add_argument("--results", type=Path, default=Path("results/experiments/gym-knobs"))
     parser.add_argument("--suite", type=Path, default=Path("results/experiments/gym-suite"))
+    parser.add_argument(
+        "--skip-train", action="store_true", help="report the finished runs only, train none"
+    )
     args = parser.parse_args()
     results = [
-        run_row(r, args.env, s, args.steps, args.out, args.suite)
+        found
         for r in args.rows
         for s in args.seeds
+        if (found := run_row(r, args.env, s, args.steps, args.out, args.suite, not args.skip_train))
     ]
     sb3 = sb3_reference(args.suite, args.env, args.seeds)
-    sb3_mean = statistics.fmean(sb3) if sb3 else None
     lines = [
-        f"{args.env}, {args.steps:,} steps, seeds {args.seeds}, deterministic return over 10 "
-        f"episodes; SB3 (PPO suite, same seeds): {sb3_mean:.0f}"
-        if sb3
-        else "",
+        f"{args.env}, {args.steps:,} steps, deterministic return over 10 episodes; SB3: the "
+        "PPO suite's run of the same seed.",
         "",
         "| row | return | episode length | vs SB3 | final training return | wall (s) |",
         "|---|---|---|---|---|---|",
     ]
     for r in results:
-        ratio = f"{r['return_mean'] / sb3_mean:.2f}" if sb3_mean else "-"
+        ratio = f"{r['return_mean'] / sb3[r['seed']]:.2f}" if r["seed"] in sb3 else "-"
         lines.append(
             f"| {r['row']} (s{r['seed']}) | {r['return_mean']:.0f} ± {r['return_std']:.0f} "
             f"| {length(r['episode_length_mean'])} | {ratio} | {r['train_return_last']:.0f} "
             f"| {r['train_wall_s']:.0f} |"
         )
+    lines += [
+        "",
+        "Per row, over the seeds it ran:",
+        "",
+        "| row | seeds | mean return | SB3 mean (same seeds) | ratio |",
+        "|---|---|---|---|---|",
+        *row_means(results, sb3),
+    ]
     args.results.mkdir(parents=True, exist_ok=True)
     (args.results / "table.md").write_text("\n".join(lines) + "\n")
     summary = {"env": args.env, "steps": args.steps, "sb3": sb3, "rows": results}
