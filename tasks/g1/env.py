@@ -179,7 +179,12 @@ class G1Env(TaskEnv):
             visual_geoms=cfg.evaluation,
             integrator=cfg.integrator,
             self_collision=cfg.self_collision,
+            terrain=self.terrain_mjcf(),
         )
+
+    def terrain_mjcf(self) -> tuple[str, str] | None:
+        """The floor as a height field (`build_mjcf`'s `terrain`); None: a plane."""
+        return None
 
     def _read_model(self, model: mujoco.MjModel) -> None:
         """Ids, nominal model fields, PD tables and the FAT2 reference geometry."""

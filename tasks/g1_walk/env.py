@@ -15,7 +15,6 @@ from typing import ClassVar
 
 import numpy as np
 
-from simreal.robots.g1 import build_mjcf
 from simreal.tasks.g1.walking_env import G1GaitEnv
 from simreal.tasks.g1.walking_terms import GaitReading
 from simreal.tasks.g1_walk import rewards
@@ -83,18 +82,10 @@ class G1WalkEnv(G1GaitEnv):
         self.pushed = np.zeros(s, dtype=bool)
         super().__init__(cfg, num_envs, engine, seed, num_threads)
 
-    def scene_mjcf(self, cfg: G1WalkConfig) -> str:
-        terrain = None
-        if self.heightfield is not None:
-            terrain = (self.heightfield.mjcf_asset(), self.heightfield.mjcf_geom_pos())
-        return build_mjcf(
-            cfg.physics_dt,
-            body_floor_contact=True,
-            visual_geoms=cfg.evaluation,
-            integrator=cfg.integrator,
-            self_collision=cfg.self_collision,
-            terrain=terrain,
-        )
+    def terrain_mjcf(self) -> tuple[str, str] | None:
+        if self.heightfield is None:
+            return None
+        return self.heightfield.mjcf_asset(), self.heightfield.mjcf_geom_pos()
 
     def evaluation_conditions(self) -> dict:
         t = self.cfg.terrain
