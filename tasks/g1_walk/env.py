@@ -25,8 +25,10 @@ from simreal.tasks.g1_walk.observations import (
     WALK_TERMS,
 )
 from simreal.tasks.g1_walk.terrain import HeightField
+from simreal.tasks.rotations import quat_from_axis_angle
 from simreal.tasks.terms import observe
 
+UP = np.array([0.0, 0.0, 1.0])
 SPAWN_CLEARANCE_M = 0.005
 FOOTPRINT_M = np.stack(
     np.meshgrid(np.linspace(-0.3, 0.3, 5), np.linspace(-0.3, 0.3, 5)), axis=-1
@@ -41,13 +43,6 @@ def draw_commands(rng: np.random.Generator, n: int, cfg: WalkCommandConfig) -> n
     command = rng.uniform(ranges[:, 0], ranges[:, 1], (n, 3))
     command[rng.random(n) < cfg.standing_prob] = 0.0
     return command
-
-
-def yaw_quaternion(yaw: np.ndarray) -> np.ndarray:
-    """(N, 4) wxyz quaternions of rotations by `yaw` (N,) about the vertical."""
-    half = yaw / 2.0
-    zeros = np.zeros_like(half)
-    return np.stack([np.cos(half), zeros, zeros, np.sin(half)], axis=1)
 
 
 class G1WalkEnv(G1GaitEnv):
@@ -126,7 +121,7 @@ class G1WalkEnv(G1GaitEnv):
         """Anywhere on the middle tile of the ground, facing any way, the soles just clear
         of the highest ground around."""
         n, rng = ids.size, self.rng
-        qpos[:, 3:7] = yaw_quaternion(rng.uniform(-np.pi, np.pi, n))
+        qpos[:, 3:7] = quat_from_axis_angle(UP, rng.uniform(-np.pi, np.pi, n))
         if self.heightfield is None:
             return
         half = self.cfg.terrain.period_m / 2.0
