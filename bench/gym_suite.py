@@ -15,7 +15,9 @@ process of its own with one torch thread on the CPU:
 Both evaluations are deterministic (the policy's mean action). Every finished run writes
 OUT/runs/TASK_IMPL_sS.json, so an interrupted suite resumes where it stopped; the table
 (OUT/table.md, OUT/summary.json) and one learning-curve PNG per task are rebuilt from
-the run files at the end (`--report-only` rebuilds them alone). Wall time is the
+the run files at the end (`--report-only` rebuilds them alone). `--simreal-set KEY=VALUE
+...` trains simreal with other settings (a candidate for the defaults; each run file
+records them): give it its own --out. Wall time is the
 training alone (`learn()` / the trainer's wall_time_s), not start-up or evaluation.
 SB3 is in the `bench` extra: `pip install -e '.[bench]'`.
 """
@@ -36,10 +38,13 @@ IMPLS = ("simreal", "sb3")
 HERE = Path(__file__).resolve().parent
 
 
-def run_simreal(task: str, seed: int, steps: int, episodes: int, runs_root: Path) -> dict:
+def run_simreal(
+    task: str, seed: int, steps: int, episodes: int, runs_root: Path, sets: tuple[str, ...] = ()
+) -> dict:
+    overrides = [arg for item in sets for arg in ("--set", item)]
     train = subprocess.run(
         [sys.executable, "-m", "simreal", "train", "--gym", task, "--steps", str(steps),
-         "--seed", str(seed), "--out", str(runs_root)],
+         "--seed", str(seed), "--out", str(runs_root), *overrides],
         check=True, capture_output=True, text=True,
     )  # fmt: skip
     run_dir = Path(train.stdout.strip().splitlines()[-1])
@@ -63,6 +68,7 @@ def run_simreal(task: str, seed: int, steps: int, episodes: int, runs_root: Path
         "eval_episodes": ev["episodes"],
         "curve": curve,
         "run_dir": str(run_dir),
+        "simreal_set": list(sets),
     }
 
 
@@ -206,6 +212,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("results/experiments/gym-suite"))
     parser.add_argument("--runs-root", type=Path, default=Path("runs/gym-suite"))
     parser.add_argument("--report-only", action="store_true", help="rebuild the table only")
+    parser.add_argument(
+        "--simreal-set",
+        nargs="+",
+        default=[],
+        metavar="KEY=VALUE",
+        help="settings for simreal's runs on top of the --gym defaults (a candidate default, "
+        "e.g. train.ppo.normalize_returns=false); give it its own --out, into whose runs/ "
+        "the SB3 run files of the default suite may be copied to be reused",
+    )
     args = parser.parse_args(argv)
     command = "python bench/gym_suite.py " + " ".join(sys.argv[1:] if argv is None else argv)
     run_files = args.out / "runs"
@@ -221,7 +236,10 @@ def main(argv: list[str] | None = None) -> int:
                     t0 = time.perf_counter()
                     print(f"{task} seed {seed}: {impl} ...", flush=True)
                     if impl == "simreal":
-                        result = run_simreal(task, seed, args.steps, args.episodes, args.runs_root)
+                        result = run_simreal(
+                            task, seed, args.steps, args.episodes, args.runs_root,
+                            tuple(args.simreal_set),
+                        )  # fmt: skip
                     else:
                         result = run_sb3(task, seed, args.steps, args.episodes)
                     result.update(task=task, impl=impl, seed=seed, steps=args.steps)

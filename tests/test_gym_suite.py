@@ -1,5 +1,6 @@
 """bench/gym_suite.py's bookkeeping: pooled statistics over seeds and episodes, the ratio
-table, resuming from run files. (The runs themselves take hours: not a test.)"""
+table, resuming from run files, candidate settings reaching simreal's runs (a short
+Pendulum run; the suite's own runs take hours: not a test)."""
 
 from __future__ import annotations
 
@@ -65,3 +66,17 @@ def test_report_only_rebuilds_from_run_files(tmp_path):
 
 def test_running_mean_matches_simreals_100_episode_mean():
     assert gym_suite.running_mean([1.0, 3.0, 5.0, 7.0], 2) == [1.0, 2.0, 4.0, 6.0]
+
+
+def test_simreal_runs_take_candidate_settings(tmp_path):
+    """`--simreal-set`: the settings reach `simreal train` (its run config) and the run file
+    records them."""
+    import yaml
+
+    result = gym_suite.run_simreal(
+        "Pendulum-v1", 0, 512, 1, tmp_path, ("train.ppo.normalize_returns=false",)
+    )
+    assert result["simreal_set"] == ["train.ppo.normalize_returns=false"]
+    config = yaml.safe_load((Path(result["run_dir"]) / "config.yaml").read_text())
+    assert config["train"]["ppo"]["normalize_returns"] is False
+    assert result["env_steps"] >= 512 and result["eval_episodes"] == 1
