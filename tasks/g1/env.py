@@ -303,12 +303,16 @@ class G1Env(TaskEnv):
             self.joint_vel,
         )
 
+    def yaw(self) -> np.ndarray:
+        """(N,) the pelvis' heading about the vertical (rad)."""
+        rot = quat_to_matrix(self.engine.qpos[:, 3:7])
+        return np.arctan2(rot[:, 1, 0], rot[:, 0, 0])
+
     def heading_rot(self) -> np.ndarray:
         """(N, 3, 3) world from heading frame: the pelvis yaw only."""
-        rot = quat_to_matrix(self.engine.qpos[:, 3:7])
-        yaw = np.arctan2(rot[:, 1, 0], rot[:, 0, 0])
+        yaw = self.yaw()
         c, s = np.cos(yaw), np.sin(yaw)
-        out = np.zeros_like(rot)
+        out = np.zeros((yaw.shape[0], 3, 3))
         out[:, 0, 0], out[:, 0, 1], out[:, 1, 0], out[:, 1, 1] = c, -s, s, c
         out[:, 2, 2] = 1.0
         return out

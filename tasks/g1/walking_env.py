@@ -60,10 +60,6 @@ class G1GaitEnv(G1Env):
         self.air_time = np.where(contact, 0.0, self.air_time)
         self.in_contact = contact
 
-    def yaw(self) -> np.ndarray:
-        rot = quat_to_matrix(self.engine.qpos[:, 3:7])
-        return np.arctan2(rot[:, 1, 0], rot[:, 0, 0])
-
     def base_yaw_rate(self) -> np.ndarray:
         """World-frame yaw rate: the free joint's angular velocity is in the pelvis frame."""
         rot = quat_to_matrix(self.engine.qpos[:, 3:7])

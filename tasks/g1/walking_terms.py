@@ -4,12 +4,13 @@ and the walking rewards, pure functions returning (num_envs,) unweighted values.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from simreal.tasks.g1 import gait
-from simreal.tasks.terms import ObservationTerm, layout
+from simreal.tasks.g1.rewards import REWARDS as G1_REWARDS
+from simreal.tasks.terms import ObservationTerm, RewardTerm, layout
 
 
 @dataclass
@@ -117,3 +118,10 @@ def feet_swing_height_term(env) -> np.ndarray:
     return feet_swing_height(
         env.foot_clearance(), env.foot_contact(), env.cfg.swing_height_m, env.walking()
     )
+
+
+WALKING_G1_REWARDS: tuple[RewardTerm, ...] = tuple(
+    replace(term, weight=-0.02) if term.name == "joint_deviation" else term for term in G1_REWARDS
+)
+"""The G1's balance and effort terms as the walking tasks weigh them: joint_deviation
+lighter, since walking moves the legs away from the default pose."""

@@ -4,12 +4,10 @@ functions returning (num_envs,) unweighted values."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
-from simreal.tasks.g1.rewards import REWARDS as G1_REWARDS
 from simreal.tasks.g1.walking_terms import (
+    WALKING_G1_REWARDS,
     feet_air_time_term,
     feet_phase_contact_term,
     feet_swing_height_term,
@@ -66,10 +64,7 @@ def tow_steady_term(env) -> np.ndarray:
 
 
 REWARDS: tuple[RewardTerm, ...] = (
-    *(
-        replace(term, weight=-0.02) if term.name == "joint_deviation" else term
-        for term in G1_REWARDS
-    ),  # walking moves the legs away from the default pose
+    *WALKING_G1_REWARDS,
     RewardTerm("track_lin_vel", track_velocity_term, 0.0, {"frame": "heading"}),
     RewardTerm("track_rail_vel", track_velocity_term, 2.0, {"frame": "world"}),
     RewardTerm("heading", heading_term, weight=1.0),

@@ -4,13 +4,11 @@ returning (num_envs,) unweighted values."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
-from simreal.tasks.g1.rewards import REWARDS as G1_REWARDS
 from simreal.tasks.g1.rewards import joint_deviation
 from simreal.tasks.g1.walking_terms import (
+    WALKING_G1_REWARDS,
     feet_air_time_term,
     feet_phase_contact_term,
     feet_swing_height_term,
@@ -40,10 +38,7 @@ def stand_still_term(env) -> np.ndarray:
 
 
 REWARDS: tuple[RewardTerm, ...] = (
-    *(
-        replace(term, weight=-0.02) if term.name == "joint_deviation" else term
-        for term in G1_REWARDS
-    ),  # walking moves the legs away from the default pose
+    *WALKING_G1_REWARDS,
     RewardTerm("track_lin_vel", track_velocity_term, 2.0, {"frame": "heading"}),
     RewardTerm("track_yaw_rate", track_yaw_rate_term, weight=1.0),
     RewardTerm("feet_air_time", feet_air_time_term, weight=1.0),
