@@ -110,6 +110,7 @@ FEATURES_LACKING = {
     ("quad-swarm", "genesis"): "geom_pos",
     ("g1-pull", "warp"): "sensor",  # the rope tension is a MuJoCo sensor
     ("g1-pull", "genesis"): "tendons",  # the rope is a MuJoCo tendon
+    ("g1-walk", "genesis"): "height field",  # the rough ground is a MuJoCo height field
     # fingertip touch and position are MuJoCo sensors
     **{("dex-track", engine): "sensor" for engine in ("pybullet", "warp", "genesis")},
 }
