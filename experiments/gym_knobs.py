@@ -13,6 +13,8 @@ wall time and final training return. Rows:
 - no_obs_normalization: `ppo.normalizer_update=never`;
 - raw_value: no return scaling, no value clipping;
 - no_obs_normalization_raw_value: the last two together;
+- no_obs_normalization_raw_returns, no_obs_normalization_no_value_clip: without observation
+  normalization and with only one of the two value settings off;
 - sb3_like: and a constant learning rate too (SB3's defaults, whose PPO normalizes
   nothing).
 
@@ -45,6 +47,10 @@ ROWS: dict[str, list[str]] = {
     "no_obs_normalization_raw_value": ["--set", "train.ppo.normalizer_update=never",
                                        "--set", "train.ppo.normalize_returns=false",
                                        "--set", "train.ppo.clip_value_loss=false"],
+    "no_obs_normalization_raw_returns": ["--set", "train.ppo.normalizer_update=never",
+                                         "--set", "train.ppo.normalize_returns=false"],
+    "no_obs_normalization_no_value_clip": ["--set", "train.ppo.normalizer_update=never",
+                                           "--set", "train.ppo.clip_value_loss=false"],
     "sb3_like": ["--set", "train.ppo.normalizer_update=never",
                  "--set", "train.ppo.normalize_returns=false",
                  "--set", "train.ppo.clip_value_loss=false",

@@ -371,6 +371,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.set_defaults(func=cmd_deploy)
 
+    s = sub.add_parser(
+        "cmd-vel", help="publish a scripted walking command (ROS 2 Twist on cmd_vel)"
+    )
+    s.add_argument(
+        "segments",
+        nargs="+",
+        metavar="VX,VY,YAW:S",
+        help="velocities in turn (m/s, m/s, rad/s), each held S seconds; zeros follow",
+    )
+    s.add_argument("--rate", type=float, default=20.0, metavar="HZ", help="messages per second")
+    s.add_argument("--domain", type=int, default=0, help="DDS domain id")
+    s.set_defaults(func=cmd_cmd_vel)
+
     s = sub.add_parser("calibrate", help="run a calibration routine; writes the overlay YAML")
     s.add_argument(
         "routine",
@@ -671,6 +684,15 @@ def cmd_deploy(args: argparse.Namespace) -> int:
 
     request = _request(deploying.DeployRequest, args)
     return deploying.deploy(request)
+
+
+def cmd_cmd_vel(args: argparse.Namespace) -> int:
+    from simreal.deploy import cmd_vel_script
+
+    segments = [cmd_vel_script.parse_segment(text) for text in args.segments]
+    written = cmd_vel_script.publish(segments, args.domain, args.rate)
+    print(f"cmd_vel: {written} messages on domain {args.domain}")
+    return 0
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:

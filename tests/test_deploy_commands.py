@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import struct
 import time
 from pathlib import Path
@@ -16,8 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from _g1_policy import sensed_state
-from _procs import g1_node, terminal, virtual_g1
+from _procs import Proc, g1_node, terminal, virtual_g1
 
+from simreal.deploy.cmd_vel_script import parse_segment
 from simreal.deploy.commands import MAX_AGE_S, CommandRanges, VelocityCommands
 from simreal.deploy.dds import DdsParticipant, topic_name
 from simreal.deploy.dds import ros2 as msgs
@@ -40,6 +42,7 @@ from simreal.robots.g1 import JOINT_NAMES, JOINTS
 ROOT = Path(__file__).resolve().parent.parent
 PULL = ROOT / "results" / "g1-pull" / "policy.onnx"
 FORCE = ROOT / "results" / "g1-force" / "policy.onnx"
+WALK = ROOT / "results" / "g1-walk" / "policy.onnx"
 RANGES = CommandRanges((-0.4, 0.0, -0.5), (0.0, 0.0, 0.5))
 """g1-pull's trained commands pulling backward (its exported task_config)."""
 
@@ -395,3 +398,80 @@ def test_velocity_keys_in_the_node_terminal_walk_g1_pull(tmp_path):
     assert held.sum() > 0.5 / 0.02 + 10  # held well beyond the 0.5 s decay
     last = np.flatnonzero(held)[-1]
     assert not vx[last + 1 :].any() and last + 1 < len(vx)  # k: zero again
+
+
+def test_cmd_vel_segments_parse_and_malformed_ones_are_refused_naming_them():
+    segment = parse_segment("0.5,-0.1,0.8:6")
+    assert segment.velocity == (0.5, -0.1, 0.8) and segment.duration_s == 6.0
+    for bad in ("0.5,0:6", "0.5,0,0", "a,0,0:1", "0,0,0:-1", "nan,0,0:1", "0,0,0:inf"):
+        with pytest.raises(ValueError, match=re.escape(repr(bad))):
+            parse_segment(bad)
+
+
+@pytest.mark.slow
+def test_simreal_cmd_vel_reaches_the_node_link_segment_by_segment():
+    """`simreal cmd-vel` in another process: its Twists arrive on the node's link in the
+    order of the segments, held at its rate, and end with zeros."""
+    dom = domain(5)
+    with DdsParticipant(dom) as node_side:
+        link = links.UnitreeLink(node_side)
+        publisher = Proc("cmd-vel", "0.3,0,0:1.0", "0,0.1,-0.5:1.0", "--domain", str(dom))
+        received: list[np.ndarray] = []
+        try:
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                received += link.velocity_commands()
+                if publisher.next_match(r"cmd_vel: \d+ messages", 0.01):
+                    break
+            received += take_velocity(link, 0.2)
+        finally:
+            publisher.stop()
+    got = np.array(received)
+    assert len(got) > 20  # 3 s at 20 Hz, less discovery
+    first = np.all(np.isclose(got, [0.3, 0.0, 0.0]), axis=1)
+    second = np.all(np.isclose(got, [0.0, 0.1, -0.5]), axis=1)
+    zeros = ~got.any(axis=1)
+    assert first.sum() > 5 and second.sum() > 10 and zeros.sum() > 10
+    assert np.flatnonzero(first).max() < np.flatnonzero(second).min()
+    assert np.flatnonzero(second).max() < np.flatnonzero(zeros).min()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not WALK.exists(), reason="no results/g1-walk/policy.onnx yet (issue 31)")
+def test_g1_walk_goes_out_turns_and_comes_back_on_cmd_vel(tmp_path):
+    """The README's walkthrough as three processes: the virtual robot (band let go 4 s
+    after the first command, truth logged), the node running the committed g1-walk policy,
+    and `simreal cmd-vel` (0.5 m/s for 6 s, a half turn in place, 0.5 m/s for 6 s). The
+    robot's own odometry shows it went at least 2 m out and came back within 1 m of where
+    it was let go, without falling."""
+    dom = domain(6)
+    robot = virtual_g1(
+        dom, "--band", "--band-release", "4", "--log", str(tmp_path / "truth"), duration_s=120
+    )
+    node = publisher = None
+    try:
+        node = g1_node(WALK, dom, "--auto-start", duration_s=120)
+        node.wait_for("HOLD -> ACTIVE", 60)
+        time.sleep(6.0)  # the band lets go 4 s after the first command
+        publisher = Proc(
+            "cmd-vel", "0.5,0,0:6", f"0,0,0.8:{np.pi / 0.8:.3f}", "0.5,0,0:6",
+            "--domain", str(dom),
+        )  # fmt: skip
+        publisher.wait_for(r"cmd_vel: \d+ messages", 60)
+        time.sleep(2.0)
+    finally:
+        for proc in (publisher, node):
+            if proc:
+                proc.stop()
+        robot.stop()
+    truth = read_rollout(tmp_path / "truth")
+    t = truth.series["odom_position"].t
+    position = truth.series["odom_position"].values
+    wrench = truth.series["wrench"]
+    released = wrench.t[wrench.values[:, 2] > 0].max()  # the band's last pull
+    free = t >= released + 1.0  # standing on its own, before the first cmd_vel
+    start = position[free][0, :2]
+    travelled = np.linalg.norm(position[free, :2] - start, axis=1)
+    assert travelled.max() >= 2.0
+    assert travelled[-1] <= 1.0
+    assert position[free, 2].min() > 0.5  # the pelvis never went down: no fall

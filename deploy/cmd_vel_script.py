@@ -1,0 +1,75 @@
+"""A scripted walking command: ROS 2 `geometry_msgs/Twist` on `cmd_vel`, one velocity
+after another, each held for its time.
+
+Why: a deployment is judged on a repeatable drive (walk out, turn, come back), and the
+machine running it may have no ROS 2 for `ros2 topic pub`. This publishes the same
+message on the same DDS topic (`rt/cmd_vel`, ROS 2 type naming) that `ros2 topic pub`
+would, at a steady rate, so the node's half-second command decay never fires inside a
+segment; after the last segment it sends zeros for a second, so the robot is told to stand
+rather than left to the decay.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+from simreal.deploy.dds import DdsParticipant, topic_name
+from simreal.deploy.dds import ros2 as msgs
+from simreal.deploy.g1.links import CMD_VEL_TOPIC
+
+STOP_S = 1.0
+"""Zeros are sent this long after the last segment."""
+
+
+@dataclass(frozen=True)
+class Segment:
+    """(vx m/s, vy m/s, yaw rate rad/s) held for duration_s seconds."""
+
+    velocity: tuple[float, float, float]
+    duration_s: float
+
+
+def parse_segment(text: str) -> Segment:
+    """`VX,VY,YAW:SECONDS` (e.g. `0.5,0,0:6`); a malformed one is refused naming it."""
+    command, sep, seconds = text.partition(":")
+    parts = command.split(",")
+    try:
+        if not sep or len(parts) != 3:
+            raise ValueError
+        velocity = tuple(float(p) for p in parts)
+        duration = float(seconds)
+    except ValueError:
+        raise ValueError(
+            f"cmd_vel segment {text!r}: expected VX,VY,YAW_RATE:SECONDS, e.g. 0.5,0,0:6"
+        ) from None
+    if not all(math.isfinite(v) for v in (*velocity, duration)) or duration <= 0:
+        raise ValueError(f"cmd_vel segment {text!r}: values must be finite, seconds > 0")
+    return Segment(velocity, duration)  # type: ignore[arg-type]
+
+
+def twist(velocity: tuple[float, float, float]) -> msgs.Twist:
+    vx, vy, yaw_rate = velocity
+    return msgs.Twist(msgs.Vector3(vx, vy, 0.0), msgs.Vector3(0.0, 0.0, yaw_rate))
+
+
+def publish(segments: list[Segment], domain: int, rate_hz: float = 20.0) -> int:
+    """Publish the segments in turn at `rate_hz`, then zeros for STOP_S; returns how many
+    messages were written. Timing follows the wall clock, not the count of messages, so
+    a stalled process does not stretch a segment."""
+    if rate_hz <= 0:
+        raise ValueError(f"cmd_vel rate must be > 0 Hz, got {rate_hz}")
+    period = 1.0 / rate_hz
+    written = 0
+    with DdsParticipant(domain) as dds:
+        writer = dds.writer(topic_name(CMD_VEL_TOPIC), msgs.Twist)
+        for segment in [*segments, Segment((0.0, 0.0, 0.0), STOP_S)]:
+            message = twist(segment.velocity)
+            end = time.monotonic() + segment.duration_s
+            print(f"cmd_vel {segment.velocity} for {segment.duration_s:g} s", flush=True)
+            while (now := time.monotonic()) < end:
+                writer.write(message)
+                written += 1
+                time.sleep(min(period, end - now))
+    return written
