@@ -208,10 +208,14 @@ def render_video(
     meta = rollout.meta
     if not meta.mjcf:
         raise ValueError(f"{rollout.path}: the log carries no MuJoCo model to render")
-    poses = rollout.series.get("base_position")
-    if poses is None:
-        raise ValueError(f"{rollout.path}: no /base_pose messages to render")
-    orientation = rollout.series["base_orientation"].values
+    # A policy's log has the base pose; the virtual robot's truth log, its odometry.
+    for prefix in ("base", "odom"):
+        poses = rollout.series.get(f"{prefix}_position")
+        if poses is not None:
+            orientation = rollout.series[f"{prefix}_orientation"].values
+            break
+    else:
+        raise ValueError(f"{rollout.path}: no /base_pose or /sim/odom messages to render")
     fps = round(1.0 / meta.control_dt)
     with VideoRecorder(meta.mjcf, fps=fps, camera=camera) as recorder:
         model = recorder.model

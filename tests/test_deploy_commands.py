@@ -19,6 +19,7 @@ import pytest
 from _g1_policy import sensed_state
 from _procs import Proc, g1_node, terminal, virtual_g1
 
+from simreal import cli
 from simreal.deploy.cmd_vel_script import parse_segment
 from simreal.deploy.commands import MAX_AGE_S, CommandRanges, VelocityCommands
 from simreal.deploy.dds import DdsParticipant, topic_name
@@ -360,6 +361,11 @@ def test_g1_pull_walks_on_cmd_vel_and_the_remote_against_the_virtual_robot(tmp_p
     assert len(truth.series["odom_position"].t) > 100
     assert truth.series["odom_position"].values[:, 2].min() > 0.6  # on the band, upright
     assert truth.series["wrench"].values[:, 2].max() > 0  # the band holds it up
+    legs = truth.series["joint_position"].values[:, :12]
+    assert legs.shape[0] > 100 and np.ptp(legs, axis=0).max() > 0.05  # it stepped
+    video = tmp_path / "truth.mp4"
+    assert cli.main(["replay", str(tmp_path / "truth"), "--video", str(video)]) == 0
+    assert video.stat().st_size > 10_000
     assert json.loads(json.dumps(node_summary))  # the summary is plain JSON
 
 
@@ -475,3 +481,5 @@ def test_g1_walk_goes_out_turns_and_comes_back_on_cmd_vel(tmp_path):
     assert travelled.max() >= 2.0
     assert travelled[-1] <= 1.0
     assert position[free, 2].min() > 0.5  # the pelvis never went down: no fall
+    video = tmp_path / "walk.mp4"
+    assert cli.main(["replay", str(tmp_path / "truth"), "--video", str(video)]) == 0

@@ -34,8 +34,10 @@ rx, ry, Unitree's stick convention) last set, carried in every LowState's
 `wireless_remote` (`remote.remote_bytes`); at rest until something publishes there.
 `log_dir` records the ground truth as a rosbag2 log (`RolloutLog`), at `TRUTH_PERIOD_S`
 of simulated time from release on: the pelvis's pose and world-frame twist
-(nav_msgs/Odometry on `/sim/odom`) and the external wrench the band and the pushes
-apply (`/wrench`, on the pelvis at its centre of mass, world frame).
+(nav_msgs/Odometry on `/sim/odom`), the true joint angles (`/joint_states`) and the
+external wrench the band and the pushes apply (`/wrench`, on the pelvis at its centre of
+mass, world frame). The log carries the robot's MJCF, so `simreal replay DIR --video`
+renders what really happened.
 """
 
 from __future__ import annotations
@@ -75,7 +77,7 @@ from simreal.deploy.g1.safety import check_domain, check_rate
 from simreal.deploy.g1.sim_robot import DEFAULT_Q, MotorCommand, PushSchedule, Sensors, SimG1
 from simreal.deploy.logs import LogMeta, RolloutLog
 from simreal.deploy.logs.background import BackgroundLog
-from simreal.robots.g1 import JOINT_NAMES
+from simreal.robots.g1 import JOINT_NAMES, build_mjcf
 from simreal.robots.g1.mjcf import INTEGRATORS
 from simreal.robots.g1.overlay import Overlay
 from simreal.robots.g1.perturbation import SensorNoise
@@ -381,6 +383,7 @@ def open_truth_log(cfg: VirtualRobotConfig) -> BackgroundLog | None:
         command_fields=COMMAND_FIELDS,
         source="virtual-robot",
         engine="mujoco",
+        mjcf=build_mjcf(),  # what `simreal replay --video` draws the robot with
     )
     return BackgroundLog(RolloutLog(cfg.log_dir, meta))
 
@@ -390,6 +393,7 @@ def log_truth(log: BackgroundLog, robot: SimG1) -> None:
     position, orientation = robot.base_pose()
     linear, angular = robot.base_twist()
     log.odometry(t, position, orientation, linear, angular)
+    log.joint_state(t, position=robot.joint_pos)  # true angles: the video's limbs
     wrench = robot.external_wrench()
     log.wrench(t, wrench[:3], wrench[3:])
 
