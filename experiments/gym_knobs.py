@@ -15,6 +15,8 @@ wall time and final training return. Rows:
 - no_obs_normalization_raw_value: the last two together;
 - no_obs_normalization_raw_returns, no_obs_normalization_no_value_clip: without observation
   normalization and with only one of the two value settings off;
+- raw_value_var_floor: raw_value with the normalizers' variance floor at 1.0 (columns are
+  scaled down, never up);
 - sb3_like: and a constant learning rate too (SB3's defaults, whose PPO normalizes
   nothing).
 
@@ -51,6 +53,9 @@ ROWS: dict[str, list[str]] = {
                                          "--set", "train.ppo.normalize_returns=false"],
     "no_obs_normalization_no_value_clip": ["--set", "train.ppo.normalizer_update=never",
                                            "--set", "train.ppo.clip_value_loss=false"],
+    "raw_value_var_floor": ["--set", "train.model.normalizer_var_floor=1.0",
+                            "--set", "train.ppo.normalize_returns=false",
+                            "--set", "train.ppo.clip_value_loss=false"],
     "sb3_like": ["--set", "train.ppo.normalizer_update=never",
                  "--set", "train.ppo.normalize_returns=false",
                  "--set", "train.ppo.clip_value_loss=false",

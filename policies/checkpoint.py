@@ -177,6 +177,7 @@ def warm_start_state(
     obs_sizes: tuple[int, int],
     critic_obs_sizes: tuple[int, int],
     columns: tuple[list[int], list[int]] | None = None,
+    source_var_floor: float = NORMALIZER_EPS,
 ) -> dict[str, torch.Tensor]:
     """A state dict for the new model `target` (its own state dict, fresh) holding the
     trained weights of `source` wherever the two agree.
@@ -192,7 +193,8 @@ def warm_start_state(
     g1-force from g1-pull): their columns go, and what they fed the first layer when they
     read 0 is folded into its bias, so the new model acts as the source did with those
     terms at 0 (for g1-pull: standing, no command, no gait clock). Anything else that
-    differs raises ValueError naming the layer.
+    differs raises ValueError naming the layer. `source_var_floor`: the source model's
+    normalizer variance floor (what its dropped columns read as at 0).
     """
     missing = [k for k in target if k not in source and not k.startswith(RETURN_SCALER)]
     extra = [k for k in source if k not in target and not k.startswith(RETURN_SCALER)]
@@ -236,7 +238,7 @@ def warm_start_state(
         dropped = torch.tensor([c for c in range(mean.shape[0]) if c not in kept], dtype=torch.long)
         if dropped.numel() == 0:
             continue
-        zero_in = ((0.0 - mean[dropped]) / torch.sqrt(var[dropped] + NORMALIZER_EPS)).clamp(
+        zero_in = ((0.0 - mean[dropped]) / torch.sqrt(var[dropped] + source_var_floor)).clamp(
             -NORMALIZER_CLIP, NORMALIZER_CLIP
         )
         bias = key.removesuffix("weight") + "bias"

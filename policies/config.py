@@ -6,6 +6,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Literal
 
+from simreal.policies.normalizer import NORMALIZER_EPS
+
 
 @dataclass
 class ModelConfig:
@@ -24,6 +26,12 @@ class ModelConfig:
     output layer gain 1 (the actor's output layer is gain 0.01 either way), as in the
     reference PPO implementations for the MuJoCo benchmarks."""
     init_std: float = 0.5
+    normalizer_var_floor: float = NORMALIZER_EPS
+    """Added to the running variance before the observation normalizers divide by its
+    root: a column whose spread is below sqrt(floor) is amplified at most 1/sqrt(floor)
+    times. 0.01 (the default, the tasks' policies were trained with it) lets near-constant
+    columns (a contact force that is mostly zero) swing the input by up to 10 std; 1.0 only
+    scales columns down (spread above 1), never up."""
     max_std: float | None = None
     """Upper bound on the action std (None: unbounded). Where actions saturate (a clipped
     velocity command), extra noise costs nothing and PPO's std can drift up until the
@@ -38,6 +46,10 @@ class ModelConfig:
             or min(self.actor_hidden + self.critic_hidden) < 1
         ):
             raise ValueError("model.actor_hidden and model.critic_hidden need positive layer sizes")
+        if not self.normalizer_var_floor > 0:
+            raise ValueError(
+                f"model.normalizer_var_floor must be positive, got {self.normalizer_var_floor}"
+            )
         if self.init_std <= 0:
             raise ValueError(f"model.init_std must be positive, got {self.init_std}")
         if self.init not in ("default", "orthogonal"):

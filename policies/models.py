@@ -176,8 +176,9 @@ class ActorCritic(nn.Module):
         n_actions = sum(len(idx) for idx in action_groups.values())
         groups = action_groups if cfg.arch == "decoupled" else {"all": tuple(range(n_actions))}
         self.action_groups = {name: tuple(idx) for name, idx in groups.items()}
-        self.obs_normalizer = EmpiricalNormalization(n_obs, raw=raw_columns(structure))
-        self.critic_obs_normalizer = EmpiricalNormalization(n_critic_obs)
+        floor = cfg.normalizer_var_floor
+        self.obs_normalizer = EmpiricalNormalization(n_obs, floor, raw=raw_columns(structure))
+        self.critic_obs_normalizer = EmpiricalNormalization(n_critic_obs, floor)
         self.actor = GroupedActor(n_obs, groups, cfg, structure)
         self.critic = mlp(n_critic_obs, cfg.critic_hidden, 1, cfg.activation)
         if cfg.init == "orthogonal":

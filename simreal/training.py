@@ -255,6 +255,7 @@ def warm_start_weights(source: Path, env, model_cfg, task: str | None) -> tuple[
             (spec["n_obs"], env.num_obs),
             (spec["n_critic_obs"], env.num_critic_obs),
             columns,
+            state["model_cfg"].normalizer_var_floor,
         )
     except ValueError as err:
         old = state["model_cfg"]

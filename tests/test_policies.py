@@ -19,6 +19,7 @@ from simreal.policies.checkpoint import (
     latest_checkpoint,
     load_actor_critic,
     load_checkpoint,
+    warm_start_state,
 )
 from simreal.policies.config import DAggerConfig, ModelConfig, PPOConfig
 from simreal.policies.dagger import DAgger
@@ -209,6 +210,46 @@ def test_empirical_normalization_matches_numpy_over_batches():
     x = torch.from_numpy(batches[1])
     expected = (seen[5:69] - seen.mean(0)) / np.sqrt(seen.var(0) + norm.eps)
     np.testing.assert_allclose(norm(x).numpy(), np.clip(expected, -10, 10), rtol=1e-4, atol=1e-4)
+
+
+def test_the_normalizer_variance_floor_comes_from_the_model_config():
+    """model.normalizer_var_floor reaches both normalizers; at 1.0 a near-constant column
+    (a mostly-zero contact force) is never amplified, where the default floor swings it
+    by up to 10; a floor <= 0 is refused naming the field."""
+    sparse = torch.zeros(1000, N_OBS)
+    sparse[::50, 0] = 1.0  # on 2 % of the steps
+    outputs = {}
+    for floor in (0.01, 1.0):
+        model = ActorCritic(N_OBS, 12, GROUPS, ModelConfig(normalizer_var_floor=floor))
+        assert model.obs_normalizer.eps == model.critic_obs_normalizer.eps == floor
+        model.obs_normalizer.update(sparse)
+        outputs[floor] = float(
+            model.obs_normalizer(sparse[:1])[0, 0] - model.obs_normalizer(sparse[1:2])[0, 0]
+        )
+    assert outputs[0.01] > 5.0 and outputs[1.0] <= 1.0
+    with pytest.raises(ValueError, match="normalizer_var_floor"):
+        ModelConfig(normalizer_var_floor=0.0).validate()
+
+
+def test_a_warm_start_folds_dropped_columns_under_the_source_models_variance_floor():
+    """Dropping observation columns folds what they fed the first layer at 0 into its
+    bias, normalized as the source normalized them (its own floor, here 1.0)."""
+    torch.manual_seed(0)
+    cfg = dataclasses.replace(SMALL, normalizer_var_floor=1.0)
+    source = ActorCritic(N_OBS + 2, 14, GROUPS, cfg)
+    source.obs_normalizer.update(torch.randn(64, N_OBS + 2) * 0.3 + 0.5)
+    source.critic_obs_normalizer.update(torch.randn(64, 14) * 0.3 + 0.5)
+    target = ActorCritic(N_OBS, 12, GROUPS, cfg)
+    state = warm_start_state(
+        target.state_dict(), source.state_dict(), (N_OBS + 2, N_OBS), (14, 12),
+        source_var_floor=1.0,
+    )  # fmt: skip
+    target.load_state_dict(state)
+    x = torch.randn(5, N_OBS)
+    with torch.no_grad():
+        got = target.distribution(x).mean
+        want = source.distribution(torch.cat([x, torch.zeros(5, 2)], dim=1)).mean
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
 
 
 def gae_reference(rewards, values, dones, last_values, gamma, lam):
