@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from simreal.deploy.dds import DdsParticipant, topic_name
 from simreal.deploy.dds import ros2 as msgs
 from simreal.deploy.g1.links import CMD_VEL_TOPIC
+from simreal.deploy.g1.safety import check_domain
 
 STOP_S = 1.0
 """Zeros are sent this long after the last segment."""
@@ -58,11 +59,11 @@ def publish(segments: list[Segment], domain: int, rate_hz: float = 20.0) -> int:
     """Publish the segments in turn at `rate_hz`, then zeros for STOP_S; returns how many
     messages were written. Timing follows the wall clock, not the count of messages, so
     a stalled process does not stretch a segment."""
-    if rate_hz <= 0:
-        raise ValueError(f"cmd_vel rate must be > 0 Hz, got {rate_hz}")
+    if not rate_hz > 0:
+        raise ValueError(f"cmd_vel --rate must be > 0 Hz, got {rate_hz}")
     period = 1.0 / rate_hz
     written = 0
-    with DdsParticipant(domain) as dds:
+    with DdsParticipant(check_domain(domain, "--domain")) as dds:
         writer = dds.writer(topic_name(CMD_VEL_TOPIC), msgs.Twist)
         for segment in [*segments, Segment((0.0, 0.0, 0.0), STOP_S)]:
             message = twist(segment.velocity)

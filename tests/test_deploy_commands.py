@@ -20,7 +20,7 @@ from _g1_policy import sensed_state
 from _procs import Proc, g1_node, terminal, virtual_g1
 
 from simreal import cli
-from simreal.deploy.cmd_vel_script import parse_segment
+from simreal.deploy.cmd_vel_script import parse_segment, publish
 from simreal.deploy.commands import MAX_AGE_S, CommandRanges, VelocityCommands
 from simreal.deploy.dds import DdsParticipant, topic_name
 from simreal.deploy.dds import ros2 as msgs
@@ -412,6 +412,11 @@ def test_cmd_vel_segments_parse_and_malformed_ones_are_refused_naming_them():
     for bad in ("0.5,0:6", "0.5,0,0", "a,0,0:1", "0,0,0:-1", "nan,0,0:1", "0,0,0:inf"):
         with pytest.raises(ValueError, match=re.escape(repr(bad))):
             parse_segment(bad)
+    segments = [parse_segment("0,0,0:1")]
+    with pytest.raises(ValueError, match="--domain 300"):  # refused before any DDS
+        publish(segments, 300)
+    with pytest.raises(ValueError, match="--rate"):
+        publish(segments, 0, rate_hz=0.0)
 
 
 @pytest.mark.slow
