@@ -100,12 +100,19 @@ class Excitation:
     """(29,) commanded gains (nominal)."""
     kd: np.ndarray
     joints: tuple[str, ...]
+    kind: str = "hung"
+    """How the robot is held while it runs: "hung" on its gantry, or "stance" (standing
+    on flat ground, `calibration.stance`); the log's meta records it and the fits check it."""
 
 
-def excitation_log_meta(dt: float, source: str, loop: dict | None = None) -> LogMeta:
+def excitation_log_meta(
+    dt: float, source: str, loop: dict | None = None, kind: str = "hung"
+) -> LogMeta:
     """Metadata of an excitation log, whichever robot ran it (`source`); `loop`: the DDS
     client's statistics (disturbed ticks), stored as `task_config["dds_loop"]`, which
-    the fits check (`logdata.check_loop`)."""
+    the fits check (`logdata.check_loop`); `kind`: `Excitation.kind`, stored as
+    `task_config["excitation"]` (a log without it is a hung one)."""
+    config = {"excitation": kind} | ({"dds_loop": loop} if loop is not None else {})
     return LogMeta(
         robot="g1",
         joint_names=JOINT_NAMES,
@@ -113,7 +120,7 @@ def excitation_log_meta(dt: float, source: str, loop: dict | None = None) -> Log
         command_fields=COMMAND_FIELDS,
         task="calibrate-excite",
         source=source,
-        task_config={"dds_loop": loop} if loop is not None else None,
+        task_config=config,
     )
 
 
@@ -200,7 +207,7 @@ def run_hung(
     dt = float(exc.t[1] - exc.t[0])
     robot = robot or hung_g1(dt, overlay)
     gate = CommandGate(stale_after_s=1e9, latency_s=overlay.latency_ms / 1e3)
-    meta = excitation_log_meta(dt, source="virtual-robot")
+    meta = excitation_log_meta(dt, source="virtual-robot", kind=exc.kind)
     with RolloutLog(log_dir, meta) as log:
         for k, now in enumerate(exc.t):
             cmd = motor_command(exc, k)

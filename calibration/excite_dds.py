@@ -229,7 +229,7 @@ def run_dds(
         "scheduling": scheduling,
     }
     rows = _fill_lost(states[1:], first)
-    meta = excitation_log_meta(dt, source="robot-dds", loop=stats)
+    meta = excitation_log_meta(dt, source="robot-dds", loop=stats, kind=exc.kind)
     with RolloutLog(log_dir, meta) as log:
         for k, t in enumerate(exc.t):
             cmd = motor_command(exc, max(int(in_force.command_row[k]), 0))

@@ -47,6 +47,8 @@ class HungLog:
     quat: np.ndarray | None = None
     loop: dict | None = None
     """The DDS client's statistics (`excite_dds`), None for an in-process log."""
+    excitation: str = "hung"
+    """How the robot was held (`Excitation.kind`): "hung" or "stance"."""
 
 
 def load_hung_log(path: Path | str, need: tuple[str, ...], routine: str) -> HungLog:
@@ -82,7 +84,9 @@ def load_hung_log(path: Path | str, need: tuple[str, ...], routine: str) -> Hung
             f"{path}: series of unequal lengths {lengths}; expected one row per tick"
         )
     config = rollout.meta.task_config or {}
-    log = HungLog(Path(path), dt, t, loop=config.get("dds_loop"))
+    log = HungLog(
+        Path(path), dt, t, loop=config.get("dds_loop"), excitation=config.get("excitation", "hung")
+    )
     if "joint_position" in need:
         log.q = s["joint_position"].values
         log.dq = s["joint_velocity"].values

@@ -44,6 +44,24 @@ def update_overlay(
     return path
 
 
+def offset_estimates(path: Path | str) -> dict[str, Estimate]:
+    """The encoder offsets the overlay at `path` holds (none if it does not exist), with
+    their stds (0 where the file gives a bare number: a value set by hand)."""
+    path = Path(path)
+    if not path.is_file():
+        return {}
+    data = yaml.safe_load(path.read_text()) or {}
+    parse_overlay(data, source=str(path))
+    out = {}
+    for name, fields in (data.get("joints") or {}).items():
+        raw = (fields or {}).get("encoder_offset")
+        if isinstance(raw, dict):
+            out[name] = Estimate(float(raw["value"]), float(raw.get("std", 0.0)))
+        elif raw is not None:
+            out[name] = Estimate(float(raw), 0.0)
+    return out
+
+
 def extrinsic_entry(
     parent: str, child: str, translation, translation_std, rotation_wxyz, rotation_std
 ) -> dict:

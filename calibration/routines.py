@@ -18,9 +18,17 @@ from simreal.calibration.dynamics import (
 )
 from simreal.calibration.excite import GROUPS, ExcitationConfig, excitation, run_hung
 from simreal.calibration.imu import fit_imu
-from simreal.calibration.logdata import check_loop, load_hung_log
+from simreal.calibration.logdata import CalibrationError, check_loop, load_hung_log
 from simreal.calibration.overlay_file import update_overlay
 from simreal.calibration.report import plot_joint_responses
+from simreal.calibration.stance import (
+    SIDES,
+    STANCE,
+    StanceConfig,
+    fit_stance_offsets,
+    run_standing,
+    stance_excitation,
+)
 from simreal.robots.g1.overlay import JointOverlay, Overlay, load_overlay
 
 JOINT_SERIES = ("joint_position", "joint_velocity", "joint_effort", "command")
@@ -62,7 +70,7 @@ class Result:
 
 
 def excite(
-    cfg: ExcitationConfig,
+    cfg: ExcitationConfig | StanceConfig,
     log_dir: Path,
     perturb: Overlay | None,
     dds_domain: int | None = None,
@@ -72,10 +80,11 @@ def excite(
     with `dds_domain`, on the robot behind rt/lowstate and rt/lowcmd on that DDS domain
     (the client's loop at SCHED_FIFO `rt_priority` if given)."""
     start = time.perf_counter()
-    exc = excitation(cfg)
+    exc = stance_excitation(cfg) if isinstance(cfg, StanceConfig) else excitation(cfg)
     result = Result()
     if dds_domain is None:
-        run_hung(exc, perturb or Overlay(), log_dir)
+        run = run_standing if exc.kind == STANCE else run_hung
+        run(exc, perturb or Overlay(), log_dir)
     else:
         if perturb is not None:
             raise ValueError("excite over DDS: --perturb belongs to `simreal sim-robot g1`")
@@ -90,6 +99,10 @@ def excite(
                 f"WARNING: {stats['disturbed_ticks']} of {stats['steps']} ticks disturbed "
                 f"(> {100 * MAX_DISTURBED:g} %): the fits will refuse this log"
             )
+    if exc.kind == STANCE:
+        result.notes.append(f"wrote {log_dir} ({exc.t[-1]:.1f} s standing in the default pose)")
+        result.seconds = time.perf_counter() - start
+        return result
     result.notes.append(f"wrote {log_dir} ({exc.t[-1]:.1f} s, group {cfg.group})")
     result.rows = [(name, "amplitude_rad", cfg.amplitude, 0.0) for name in exc.joints]
     result.seconds = time.perf_counter() - start
@@ -118,6 +131,11 @@ def _fit_joints(
     if lowpass_hz is not None and not lowpass_hz > 0:
         raise ValueError(f"lowpass_hz {lowpass_hz!r}: expected a frequency > 0 Hz or none")
     log = load_hung_log(log_path, JOINT_SERIES, routine)
+    if log.excitation != "hung":
+        raise CalibrationError(
+            f"{log_path}: a {log.excitation!r} excitation log; `{routine}` fits the hung "
+            f"robot's dynamics (the {STANCE} log is for `stance-offsets`)"
+        )
     _check_loop(log, result, allow_disturbed)
     # The gain fit reads the same low-passed signals: with sensor noise its residual
     # barely tells a one-step robot from a continuous one (u, `fit_gains`), and a wrong
@@ -263,6 +281,47 @@ def actuators(
         {n: {**fields[n], **offsets.get(n, {})} for n in joints}, 0.0 if why else latency.value
     )
     result.metrics = _compare(log, joints, calibrated, report, "actuators")
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+STANCE_SERIES = ("joint_position", "joint_velocity", "joint_effort", "imu_angular_velocity")
+
+
+def stance_offsets(log_path: Path, group: str, out: Path, allow_disturbed: bool = False) -> Result:
+    """Ankle encoder offsets of `group` (left_leg, right_leg or legs) from a stance log
+    (`calibration.stance`), the rest of each leg's offsets read from the overlay at
+    `out`. An offset whose std exceeds the goal is reported, not written; one the overlay
+    already holds with a std no larger (a hung fit's) is kept."""
+    from simreal.calibration.overlay_file import offset_estimates
+
+    start = time.perf_counter()
+    legs = {"left_leg": ("left",), "right_leg": ("right",), "legs": SIDES}
+    if group not in legs:
+        raise ValueError(f"stance-offsets: group {group!r}; expected one of {', '.join(legs)}")
+    log = load_hung_log(log_path, STANCE_SERIES, "stance-offsets")
+    result = Result()
+    _check_loop(log, result, allow_disturbed)
+    known = offset_estimates(out)
+    fit = fit_stance_offsets(log, legs[group], known)
+    better = {}
+    for n, e in fit.encoder_offset.items():
+        if n in known and known[n].std <= e.std:
+            result.notes.append(
+                f"{n}: kept the overlay's encoder offset {known[n].value:.5f} +- "
+                f"{known[n].std:.2g} rad (the stance fit's {e.value:.5f} +- {e.std:.2g} is "
+                "no more certain)"
+            )
+        else:
+            better[n] = e
+    update_overlay(out, joints={n: {"encoder_offset": e} for n, e in better.items()})
+    result.rows = [(n, "encoder_offset", e.value, e.std) for n, e in better.items()]
+    result.unidentifiable = [f"{n}.encoder_offset" for n in fit.unidentifiable]
+    result.notes += [
+        f"unidentifiable from this log (not written): {n}.encoder_offset ({why})"
+        for n, why in fit.unidentifiable.items()
+    ]
+    result.metrics = {"imu_tilt_rad": fit.imu_tilt_rad, "samples": float(fit.samples)}
     result.seconds = time.perf_counter() - start
     return result
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-ROUTINES = ("excite", "joint-offsets", "actuators", "imu", "extrinsics")
+ROUTINES = ("excite", "joint-offsets", "actuators", "imu", "extrinsics", "stance-offsets")
 
 
 @dataclass(frozen=True)
@@ -47,12 +47,16 @@ class CalibrateRequest:
 def calibrate(request: CalibrateRequest) -> int:
     from simreal.calibration import routines
     from simreal.calibration.excite import ExcitationConfig
+    from simreal.calibration.stance import STANCE, StanceConfig
     from simreal.robots.g1.overlay import load_overlay
 
     r = request
     if r.robot != "g1":
         raise ValueError(f"robot {r.robot!r}: only g1 has calibration routines so far")
-    if r.routine == "excite":
+    if r.routine == "excite" and r.group == STANCE:
+        perturb = load_overlay(r.perturb) if r.perturb else None
+        result = routines.excite(StanceConfig(), r.log, perturb, r.dds_domain, r.rt_priority)
+    elif r.routine == "excite":
         cfg = ExcitationConfig(
             group=r.group, amplitude=r.amplitude, chirp_s=r.chirp_s, gain_scale=r.gain_scale
         )
@@ -67,6 +71,8 @@ def calibrate(request: CalibrateRequest) -> int:
             topic_a=r.topic_a, topic_b=r.topic_b, parent=r.parent, child=r.child, name=r.name
         )
         result = routines.extrinsics(r.log, cfg, r.overlay, r.report)
+    elif r.routine == "stance-offsets":
+        result = routines.stance_offsets(r.log, r.group, r.overlay, r.allow_disturbed)
     elif r.routine == "actuators":
         result = routines.actuators(
             r.log, r.group, r.overlay, r.report, r.lowpass_hz, r.allow_disturbed

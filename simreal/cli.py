@@ -388,7 +388,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "routine",
         choices=ROUTINES,
-        help="excite: record an excitation log; the others fit the overlay from a log",
+        help="excite: record an excitation log; the others fit the overlay from a log "
+        "(stance-offsets: the ankles' encoder offsets from a stance log, after joint-offsets)",
     )
     s.add_argument("log", type=Path, metavar="LOG", help="rosbag2 log (excite: a new one)")
     s.add_argument("--robot", required=True, help="robot: g1")
@@ -399,7 +400,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="overlay YAML to write or update (every routine but excite)",
     )
     _add_renamed_out(s, "--overlay", dest="overlay")
-    s.add_argument("--group", default="left_leg", help="joint group: left_leg, right_leg, ...")
+    s.add_argument(
+        "--group",
+        default="left_leg",
+        help="joint group: left_leg, right_leg, waist, left_arm, right_arm; excite --group "
+        "stance: stand in the default pose (the virtual robot on its band; over DDS, "
+        "`simreal sim-robot g1 --band`); stance-offsets: left_leg, right_leg or legs",
+    )
     s.add_argument("--amplitude", type=float, default=0.2, help="excite: rad around the default")
     s.add_argument("--perturb", type=Path, metavar="FILE", help="excite: virtual robot's truth")
     s.add_argument("--chirp-s", type=float, default=3.0, help="excite: chirp length per joint")
