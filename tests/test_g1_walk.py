@@ -239,3 +239,33 @@ def test_the_node_builds_g1_walks_observation_as_evaluation_does(walk_policy):
         if env.episode_step[0] == 0:
             break  # a fall ended the episode: the comparison stops with it
     assert mux.clipped == 0 and len(commands) >= 2
+
+
+def _tracking_tool():
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "experiments" / "g1_walk_tracking.py"
+    spec = importlib.util.spec_from_file_location("g1_walk_tracking", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_tracking_error_splits_into_going_the_wrong_speed_and_swaying():
+    """Two held commands; the velocity reaches half of each on average and oscillates
+    by +-0.2 around that: bias, sway and slope come out as built, and their squares add
+    up to the mean squared error."""
+    split = _tracking_tool().split_errors
+    t = np.arange(200)
+    cmd = np.where(t < 100, 0.8, -0.4)[:, None]
+    sway = 0.2 * np.where(t % 2 == 0, 1.0, -1.0)[:, None]
+    vel = 0.5 * cmd + sway
+    out = split(cmd, vel, (t >= 100).astype(int))
+    assert out["slope"] == pytest.approx([0.5])
+    assert out["sway_rms"] == pytest.approx(0.2)
+    assert out["bias_rms"] == pytest.approx(np.sqrt((0.4**2 + 0.2**2) / 2))
+    assert out["rmse"] ** 2 == pytest.approx(out["bias_rms"] ** 2 + out["sway_rms"] ** 2)
+    assert out["segments"] == 2
