@@ -126,9 +126,17 @@ def gym_train_config(**overrides: Any) -> TrainConfig:
       simulation x 2,048 steps, with a quarter of the policy calls per sample.
     - 10 epochs of 32 minibatches (64 samples), learning rate 3e-4 falling linearly to 0:
       many small steps; the adaptive-KL rate sank to its 1e-5 floor on these tasks.
-    - Rewards scaled by the running std of the return (`ppo.normalize_returns`), the
-      observation normalized and clipped to +-10 (always on in simreal).
-    - Value loss weight 0.5, value clipping, gradient norm 0.5, no entropy bonus.
+    - Raw rewards and an unclipped value loss (SB3's defaults: no VecNormalize, no
+      clip_range_vf). Return scaling with value clipping, CleanRL's choice and simreal's
+      earlier default, cost Ant-v5 about 40 % of SB3's return on its own and lost it 0.33
+      of SB3 over 3 seeds together with the next item's amplification
+      (results/experiments/gym-knobs, gym-suite; the switch: gym-candidate-suite).
+    - The observation normalized and clipped to +-10 (always on in simreal), with its
+      variance floored at 1 (`model.normalizer_var_floor`): a column is scaled down when
+      its std is above 1, never amplified. Under the floor 0.01 Ant-v5's mostly-zero
+      contact-force columns (std 0.07-0.25) were amplified 4-14 times; switching the
+      normalization off instead cost Walker2d-v5 (1.12 against 1.27 of SB3, seed 0).
+    - Value loss weight 0.5, gradient norm 0.5, no entropy bonus.
     - A tanh 64-64 actor and critic with orthogonal initialization and a state-independent
       log-std starting at 0 (std 1); one actor, since a Gymnasium task has one action group.
     `overrides` set TrainConfig fields (seed, stop_at_return, ...); the user's --set and
@@ -141,6 +149,7 @@ def gym_train_config(**overrides: Any) -> TrainConfig:
         activation="tanh",
         init="orthogonal",
         init_std=1.0,
+        normalizer_var_floor=1.0,
     )
     ppo = PPOConfig(
         num_steps_per_env=256,
@@ -151,7 +160,8 @@ def gym_train_config(**overrides: Any) -> TrainConfig:
         learning_rate=3e-4,
         schedule="linear",
         max_grad_norm=0.5,
-        normalize_returns=True,
+        normalize_returns=False,
+        clip_value_loss=False,
     )
     defaults: dict[str, Any] = {
         "num_envs": 8,

@@ -121,7 +121,12 @@ def test_gym_defaults_validate_and_follow_the_references():
     assert cfg.seed == 3
     assert cfg.num_envs * cfg.ppo.num_steps_per_env == 2048
     assert cfg.num_envs * cfg.ppo.num_steps_per_env // cfg.ppo.num_minibatches == 64
-    assert (cfg.ppo.schedule, cfg.ppo.normalize_returns) == ("linear", True)
+    assert (cfg.ppo.schedule, cfg.ppo.normalize_returns, cfg.ppo.clip_value_loss) == (
+        "linear",
+        False,
+        False,
+    )
+    assert cfg.model.normalizer_var_floor == 1.0  # scaled down, never amplified
     assert (cfg.model.activation, cfg.model.init, cfg.model.arch) == (
         "tanh",
         "orthogonal",
@@ -129,7 +134,9 @@ def test_gym_defaults_validate_and_follow_the_references():
     )
     assert math.isclose(cfg.model.init_std, 1.0)
     # the tasks' defaults are untouched
-    assert TrainConfig().ppo.schedule == "adaptive" and not TrainConfig().ppo.normalize_returns
+    tasks = TrainConfig()
+    assert tasks.ppo.schedule == "adaptive" and not tasks.ppo.normalize_returns
+    assert tasks.ppo.clip_value_loss and tasks.model.normalizer_var_floor == 0.01
 
 
 def test_bad_schedule_is_refused_naming_it():
