@@ -14,7 +14,7 @@ MAX_TURN_RAD = 0.01
 motion, not bias."""
 
 
-def _largest_turn(quat_wxyz: np.ndarray) -> float:
+def largest_turn(quat_wxyz: np.ndarray) -> float:
     """Largest rotation angle (rad) between any logged orientation and the first."""
     q = quat_wxyz / np.linalg.norm(quat_wxyz, axis=1, keepdims=True)
     return float(np.max(2 * np.arccos(np.clip(np.abs(q @ q[0]), 0.0, 1.0))))
@@ -39,7 +39,7 @@ def fit_imu(log: HungLog) -> dict[str, list[Estimate]]:
     unidentifiable: only gyro_bias is returned."""
     if np.isnan(log.accel).any():
         raise CalibrationError(f"{log.path}: /imu carries no linear acceleration")
-    turned = _largest_turn(log.quat)
+    turned = largest_turn(log.quat)
     if turned > MAX_TURN_RAD:
         raise CalibrationError(
             f"{log.path}: `imu` needs a static log (the IMU at rest), but its orientation "

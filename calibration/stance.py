@@ -32,10 +32,12 @@ import numpy as np
 
 from simreal.calibration.dynamics import MAX_OFFSET_STD, Estimate
 from simreal.calibration.excite import Excitation, run_hung
+from simreal.calibration.imu import largest_turn
 from simreal.calibration.logdata import CalibrationError, HungLog
 from simreal.robots.g1 import ACTUATORS, DEFAULT_JOINT_POS, JOINT_NAMES
 from simreal.robots.g1.kinematics import link_poses
 from simreal.robots.g1.overlay import Overlay
+from simreal.tasks.rotations import quat_to_matrix
 
 STANCE = "stance"
 """The excitation kind (and `calibrate excite --group stance`)."""
@@ -98,23 +100,14 @@ def run_standing(exc: Excitation, overlay: Overlay, log_dir: Path | str) -> Path
     return run_hung(exc, overlay, log_dir, robot=SimG1(dt=dt, overlay=overlay, band=True))
 
 
-def _quat_matrix(q: np.ndarray) -> np.ndarray:
-    w, x, y, z = q / np.linalg.norm(q)
-    return np.array(
-        [
-            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-        ]
-    )
-
-
 def sole_normal(joint_pos: np.ndarray, imu_quat: np.ndarray, side: str) -> np.ndarray:
     """The x and y components (2,) of one sole's normal in the world, from true joint
     angles (29,) and the IMU's world orientation (w, x, y, z): zero when the sole is level."""
     poses = link_poses(joint_pos)
     imu_rot, foot_rot = poses[IMU_FRAME][0], poses[f"{side}_ankle_roll_link"][0]
-    return (_quat_matrix(imu_quat) @ imu_rot.T @ foot_rot)[:2, 2]
+    return (quat_to_matrix(imu_quat[None] / np.linalg.norm(imu_quat))[0] @ imu_rot.T @ foot_rot)[
+        :2, 2
+    ]
 
 
 def _jacobian(f, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
@@ -168,17 +161,12 @@ def _static_part(log: HungLog, settle_s: float) -> slice:
 
 
 def _check_static(log: HungLog, part: slice) -> None:
-    quat = log.quat[part] / np.linalg.norm(log.quat[part], axis=1, keepdims=True)
-    turn = float(np.max(2 * np.arccos(np.clip(np.abs(quat @ quat[0]), 0.0, 1.0))))
+    turn = largest_turn(log.quat[part])
     if turn > MAX_TURN_RAD:
         raise CalibrationError(
             f"{log.path}: the stance fit needs the robot standing still, but its pelvis turns "
             f"by {turn:.4f} rad (limit {MAX_TURN_RAD}): the soles may not have lain flat"
         )
-
-
-def _block_means(values: np.ndarray) -> np.ndarray:
-    return np.stack([b.mean(0) for b in np.array_split(values, BLOCKS)])
 
 
 def _mean_quat(quat: np.ndarray) -> np.ndarray:
@@ -226,6 +214,6 @@ def fit_stance_offsets(
                     f"fitted {x[k]:.4f} +- {std[k]:.4f} rad: std above the {MAX_OFFSET_STD} rad "
                     "goal; the chain's offsets are too uncertain (a longer hung excitation)"
                 )
-    rot = _quat_matrix(_mean_quat(log.quat[part]))
+    rot = quat_to_matrix(_mean_quat(log.quat[part])[None])[0]
     tilt = float(np.arccos(np.clip(rot[2, 2], -1.0, 1.0)))
     return StanceFit(out, unidentifiable, tilt, len(log.t[part]))
