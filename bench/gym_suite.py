@@ -20,6 +20,13 @@ the run files at the end (`--report-only` rebuilds them alone). `--simreal-set K
 records them): give it its own --out. Wall time is the
 training alone (`learn()` / the trainer's wall_time_s), not start-up or evaluation.
 SB3 is in the `bench` extra: `pip install -e '.[bench]'`.
+
+`--side-by-side` trains the two implementations of a (task, seed) at the same time, one
+process each (one core each on a 2-core machine), so that whatever else loads the machine
+loads both alike; those run files say so, and the table's last column is simreal's wall
+time over SB3's averaged over those pairs only: the wall-time comparison the issue asks
+for, taken side by side in one run. Each run file also records the load average when it
+started and ended.
 """
 
 from __future__ import annotations
@@ -27,10 +34,12 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import statistics
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 TASKS = ("Walker2d-v5", "HalfCheetah-v5", "Ant-v5", "Humanoid-v5")
@@ -97,6 +106,16 @@ def pooled(runs: list[dict]) -> tuple[float, float]:
     return mean, max(statistics.fmean(second) - mean**2, 0.0) ** 0.5
 
 
+def side_by_side_pairs(simreal: list[dict], sb3: list[dict]) -> dict[int, float]:
+    """simreal's training wall time over SB3's, per seed whose two runs trained at once."""
+    theirs = {r["seed"]: r for r in sb3 if r.get("side_by_side")}
+    return {
+        r["seed"]: r["train_wall_s"] / theirs[r["seed"]]["train_wall_s"]
+        for r in simreal
+        if r.get("side_by_side") and r["seed"] in theirs
+    }
+
+
 def summarize(runs: dict[tuple[str, str], list[dict]], tasks: list[str]) -> dict:
     """Per task and implementation: pooled mean/std, the seeds' means and std, wall time;
     and simreal's return and wall-time ratios to SB3's."""
@@ -124,6 +143,10 @@ def summarize(runs: dict[tuple[str, str], list[dict]], tasks: list[str]) -> dict
             row["wall_ratio"] = (
                 row["simreal"]["train_wall_s_mean"] / row["sb3"]["train_wall_s_mean"]
             )
+            pairs = side_by_side_pairs(runs.get((task, "simreal"), []), runs.get((task, "sb3"), []))
+            if pairs:
+                row["side_by_side_seeds"] = sorted(pairs)
+                row["side_by_side_wall_ratio"] = statistics.fmean(pairs.values())
         summary[task] = row
     return summary
 
@@ -136,8 +159,8 @@ def table(summary: dict, steps: int, command: str) -> str:
         "seeds × episodes; seed means in brackets), training wall time on this machine.",
         "",
         "| task | seeds | simreal return | SB3 return | ratio | simreal wall (s) | "
-        "SB3 wall (s) | wall ratio |",
-        "|---|---|---|---|---|---|---|---|",
+        "SB3 wall (s) | wall ratio | side by side: wall ratio [seeds] |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for task, row in summary.items():
         cells = []
@@ -153,9 +176,15 @@ def table(summary: dict, steps: int, command: str) -> str:
         seeds = ",".join(str(s) for s in row.get("paired_seeds", []))
         ratio = f"{row['return_ratio']:.2f}" if "return_ratio" in row else "–"
         wall_ratio = f"{row['wall_ratio']:.2f}" if "wall_ratio" in row else "–"
+        paired = (
+            f"{row['side_by_side_wall_ratio']:.2f} "
+            f"[{','.join(str(s) for s in row['side_by_side_seeds'])}]"
+            if "side_by_side_wall_ratio" in row
+            else "–"
+        )
         lines.append(
             f"| {task} | {seeds} | {cells[0]} | {cells[1]} | {ratio} | {walls[0]} | "
-            f"{walls[1]} | {wall_ratio} |"
+            f"{walls[1]} | {wall_ratio} | {paired} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -202,6 +231,33 @@ def load_runs(run_files: Path) -> dict[tuple[str, str], list[dict]]:
     return runs
 
 
+def train_one(args: argparse.Namespace, task: str, seed: int, impl: str, path: Path) -> None:
+    """Train and evaluate one (task, seed, implementation) and write its run file."""
+    t0 = time.perf_counter()
+    load_start = os.getloadavg()[0]
+    print(f"{task} seed {seed}: {impl} ...", flush=True)
+    if impl == "simreal":
+        result = run_simreal(
+            task, seed, args.steps, args.episodes, args.runs_root, tuple(args.simreal_set)
+        )
+    else:
+        result = run_sb3(task, seed, args.steps, args.episodes)
+    result.update(
+        task=task,
+        impl=impl,
+        seed=seed,
+        steps=args.steps,
+        side_by_side=bool(args.side_by_side),
+        load_average_1min=[round(load_start, 2), round(os.getloadavg()[0], 2)],
+    )
+    path.write_text(json.dumps(result) + "\n")
+    print(
+        f"  {task} seed {seed} {impl}: return {result['eval_return_mean']:.1f}, training "
+        f"{result['train_wall_s']:.0f} s ({time.perf_counter() - t0:.0f} s)",
+        flush=True,
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", nargs="+", default=list(TASKS))
@@ -212,6 +268,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("results/experiments/gym-suite"))
     parser.add_argument("--runs-root", type=Path, default=Path("runs/gym-suite"))
     parser.add_argument("--report-only", action="store_true", help="rebuild the table only")
+    parser.add_argument(
+        "--side-by-side",
+        action="store_true",
+        help="train simreal and SB3 of each (task, seed) at once, one process each",
+    )
     parser.add_argument(
         "--simreal-set",
         nargs="+",
@@ -229,26 +290,18 @@ def main(argv: list[str] | None = None) -> int:
         for task in args.tasks:
             for seed in args.seeds:
                 order = args.impls if seed % 2 == 0 else list(reversed(args.impls))
-                for impl in order:
-                    path = run_files / f"{task}_{impl}_s{seed}.json"
-                    if path.exists():
-                        continue
-                    t0 = time.perf_counter()
-                    print(f"{task} seed {seed}: {impl} ...", flush=True)
-                    if impl == "simreal":
-                        result = run_simreal(
-                            task, seed, args.steps, args.episodes, args.runs_root,
-                            tuple(args.simreal_set),
-                        )  # fmt: skip
-                    else:
-                        result = run_sb3(task, seed, args.steps, args.episodes)
-                    result.update(task=task, impl=impl, seed=seed, steps=args.steps)
-                    path.write_text(json.dumps(result) + "\n")
-                    print(
-                        f"  return {result['eval_return_mean']:.1f}, training "
-                        f"{result['train_wall_s']:.0f} s ({time.perf_counter() - t0:.0f} s)",
-                        flush=True,
-                    )
+                todo = [i for i in order if not (run_files / f"{task}_{i}_s{seed}.json").exists()]
+
+                def one(impl: str, task: str = task, seed: int = seed) -> None:
+                    train_one(args, task, seed, impl, run_files / f"{task}_{impl}_s{seed}.json")
+
+                if args.side_by_side and len(todo) == 2:
+                    with ThreadPoolExecutor(max_workers=2) as pool:
+                        for future in [pool.submit(one, impl) for impl in todo]:
+                            future.result()
+                else:
+                    for impl in todo:
+                        one(impl)
     runs = load_runs(run_files)
     tasks = [t for t in args.tasks if any((t, i) in runs for i in IMPLS)]
     summary = summarize(runs, tasks)

@@ -53,6 +53,18 @@ def test_summary_ratios_and_table(tmp_path):
     assert (tmp_path / "c.png").stat().st_size > 1000
 
 
+def test_side_by_side_wall_ratio_uses_only_pairs_trained_at_once():
+    sim = [run("simreal", s, 1.0, 0.0, wall) for s, wall in ((0, 400.0), (1, 600.0), (2, 100.0))]
+    sb3 = [run("sb3", s, 1.0, 0.0, wall) for s, wall in ((0, 800.0), (1, 600.0), (2, 1000.0))]
+    for r in sim[:2] + sb3[:2]:
+        r["side_by_side"] = True  # seed 2 ran one after the other: not a pair
+    row = gym_suite.summarize({("Ant-v5", "simreal"): sim, ("Ant-v5", "sb3"): sb3}, ["Ant-v5"])
+    row = row["Ant-v5"]
+    assert row["side_by_side_seeds"] == [0, 1]
+    assert row["side_by_side_wall_ratio"] == pytest.approx(0.75)  # mean of 0.5 and 1.0
+    assert "| 0.75 [0,1] |" in gym_suite.table({"Ant-v5": row}, 1000, "cmd")
+
+
 def test_report_only_rebuilds_from_run_files(tmp_path):
     files = tmp_path / "runs"
     files.mkdir()
