@@ -274,8 +274,18 @@ def _loop_stats(states, publish, offsets, sent_row, sent_ns, cfg, dt_ms) -> dict
         "disturbed_ticks": int(disturbed.sum()),
         "disturbed_fraction": float(disturbed.mean()),
         "clock_offset_ms": offset / 1e6,
+        # Per log row (robot steps 1..n), as [start, stop) ranges: the rows the fits
+        # leave out (`logdata.HungLog.uncertain_command` / `bad_state`).
+        "uncertain_command_rows": row_ranges(in_force.uncertain),
+        "bad_state_rows": row_ranges(lost | robot_late),
         "_in_force": in_force,
     }
+
+
+def row_ranges(mask: np.ndarray) -> list[list[int]]:
+    """[start, stop) ranges of the True rows of `mask`: compact in the log's metadata."""
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], mask.astype(np.int8), [0]])))
+    return [[int(a), int(b)] for a, b in zip(edges[::2], edges[1::2], strict=True)]
 
 
 STATE_FIELDS = ("q", "dq", "tau_est", "quat_wxyz", "gyro", "accel")

@@ -49,6 +49,13 @@ class HungLog:
     """The DDS client's statistics (`excite_dds`), None for an in-process log."""
     excitation: str = "hung"
     """How the robot was held (`Excitation.kind`): "hung" or "stance"."""
+    uncertain_command: np.ndarray | None = None
+    """(K,) bool: rows whose command in force is uncertain (sent so close to the robot's
+    tick that it may have been taken at this tick or the next; DDS logs). The gain fit
+    leaves out every row whose torque such a command could have shaped."""
+    bad_state: np.ndarray | None = None
+    """(K,) bool: rows whose state was lost (interpolated) or came off the robot's tick
+    period (DDS logs). The fits leave out the rows that difference such a state."""
 
 
 def load_hung_log(path: Path | str, need: tuple[str, ...], routine: str) -> HungLog:
@@ -87,6 +94,10 @@ def load_hung_log(path: Path | str, need: tuple[str, ...], routine: str) -> Hung
     log = HungLog(
         Path(path), dt, t, loop=config.get("dds_loop"), excitation=config.get("excitation", "hung")
     )
+    log.uncertain_command, log.bad_state = (
+        _row_mask(log.loop, key, len(t), path)
+        for key in ("uncertain_command_rows", "bad_state_rows")
+    )
     if "joint_position" in need:
         log.q = s["joint_position"].values
         log.dq = s["joint_velocity"].values
@@ -103,6 +114,20 @@ def load_hung_log(path: Path | str, need: tuple[str, ...], routine: str) -> Hung
         log.accel = s["imu_linear_acceleration"].values
         log.quat = s["imu_orientation"].values
     return log
+
+
+def _row_mask(loop: dict | None, key: str, rows: int, path) -> np.ndarray | None:
+    """The (rows,) bool mask of `loop[key]`'s [start, stop) ranges; None when absent."""
+    if not loop or key not in loop:
+        return None
+    mask = np.zeros(rows, dtype=bool)
+    for start, stop in loop[key]:
+        if not 0 <= start < stop <= rows:
+            raise CalibrationError(
+                f"{path}: dds_loop.{key} range [{start}, {stop}) is outside the log's {rows} rows"
+            )
+        mask[start:stop] = True
+    return mask
 
 
 def check_loop(log: HungLog, allow_disturbed: bool = False) -> str | None:

@@ -52,6 +52,10 @@ def test_excite_over_dds_feeds_the_fits(tmp_path):
     # up, and the fits below (told to fit a disturbed log if it is one) are the check.
     kinds = ("states_lost", "late_commands", "uncertain_commands", "robot_late_ticks")
     assert max(m[k] for k in kinds) <= m["disturbed_ticks"] <= sum(m[k] for k in kinds)
+    # The rows the fits leave out travel in the log, as many as were counted.
+    log = load_hung_log(tmp_path / "log", ("joint_position", "command"), "actuators")
+    assert log.uncertain_command.sum() == m["uncertain_commands"]
+    assert log.bad_state.sum() <= m["states_lost"] + m["robot_late_ticks"]
     allow = m["disturbed_fraction"] > MAX_DISTURBED
     out = tmp_path / "overlay.yaml"
     fit = routines.actuators(tmp_path / "log", "left_leg", out, None, allow_disturbed=allow)
