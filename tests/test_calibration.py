@@ -274,7 +274,7 @@ def test_a_wider_perturbation_is_the_same_robot_pushed_further():
 
 
 @pytest.mark.slow
-def test_a_robot_with_faster_physics_keeps_armature_within_a_percent(tmp_path):
+def test_a_robot_with_faster_physics_keeps_armature_within_a_percent_and_its_std(tmp_path):
     """The hidden robot integrates 4 substeps per tick, the fits' model one: viscous
     friction then acts on the velocity through the tick, not its end, and fitted at the
     end velocity the ankles' armature came out 1.1-1.3 % low (`fit_dynamics`)."""
@@ -293,3 +293,8 @@ def test_a_robot_with_faster_physics_keeps_armature_within_a_percent(tmp_path):
     fit = fit_dynamics(log, LEG, gains)
     for n in ("left_knee_joint", "left_ankle_pitch_joint", "left_ankle_roll_joint"):
         assert abs(fit.armature[n].value / truth["joints"][n]["armature"] - 1) < 0.01, n
+    # What the one-step model still gets wrong on this robot, its stds cover
+    # (`dynamics.MODEL_BIAS`): every armature and kd scale within 2 std of the truth.
+    for n in LEG:
+        for got, key in ((fit.armature[n], "armature"), (gains.kd_scale[n], "kd_scale")):
+            assert abs(got.value - truth["joints"][n][key]) <= 2 * got.std, (n, key, got)
