@@ -290,18 +290,17 @@ def main(argv: list[str] | None = None) -> int:
         for task in args.tasks:
             for seed in args.seeds:
                 order = args.impls if seed % 2 == 0 else list(reversed(args.impls))
-                todo = [i for i in order if not (run_files / f"{task}_{i}_s{seed}.json").exists()]
-
-                def one(impl: str, task: str = task, seed: int = seed) -> None:
-                    train_one(args, task, seed, impl, run_files / f"{task}_{impl}_s{seed}.json")
-
-                if args.side_by_side and len(todo) == 2:
+                jobs = [
+                    (args, task, seed, i, run_files / f"{task}_{i}_s{seed}.json") for i in order
+                ]
+                jobs = [job for job in jobs if not job[-1].exists()]
+                if args.side_by_side and len(jobs) == 2:
                     with ThreadPoolExecutor(max_workers=2) as pool:
-                        for future in [pool.submit(one, impl) for impl in todo]:
+                        for future in [pool.submit(train_one, *job) for job in jobs]:
                             future.result()
                 else:
-                    for impl in todo:
-                        one(impl)
+                    for job in jobs:
+                        train_one(*job)
     runs = load_runs(run_files)
     tasks = [t for t in args.tasks if any((t, i) in runs for i in IMPLS)]
     summary = summarize(runs, tasks)

@@ -63,8 +63,8 @@ offsets is 0.005 rad, and an offset whose std is above it cannot be trusted to m
 sensor noise the hung ankles do (their torques change by only ~0.09-0.24 N m/rad of
 offset, the hips' by ~7)."""
 MODEL_BIAS = {"kp_scale": 0.001, "kd_scale": 0.0075, "armature": 0.025}
-"""Relative std added (in quadrature) to each fitted value for the fits' model not being
-the robot: they model one implicitfast step per tick, and on the noise-free virtual robot
+"""Relative std added (in quadrature, `_in_quadrature`) for the fits' model not being the
+robot, of the fitted kp and kd scales and of the nominal armature: they model one implicitfast step per tick, and on the noise-free virtual robot
 integrating 4 substeps per tick (seeds 1 and 3, low-pass 20 Hz) the kp scales came out up
 to 0.07 % off, the kd scales 0.75 % and the armature 2.3 %: biases that no spread over
 the log's blocks shows (the DDS bench had ankle and knee values 2 % off with stds of
@@ -140,6 +140,11 @@ def _linear_fit(
     return coef, std, float(r @ r)
 
 
+def _in_quadrature(*stds):
+    """Independent uncertainties combined: the root of the sum of their squares."""
+    return np.sqrt(sum(np.square(sd) for sd in stds))
+
+
 def delayed(x: np.ndarray, steps: int) -> np.ndarray:
     """x[j - steps] at row j (the first rows repeat row 0)."""
     return np.concatenate([np.repeat(x[:1], steps, axis=0), x[: len(x) - steps]]) if steps else x
@@ -160,6 +165,12 @@ STEP_FRACTIONS = (1.0, 0.5, 0.25, 0.125, 0.0)
 whose physics and motor loop are continuous at the tick's scale (a real one)."""
 
 
+def _tick_fractions(u: float) -> tuple[float, float]:
+    """How far through a tick, on average, a robot taking 1/u implicit steps per tick
+    applies its springs (positions) and its dampers (velocities): (1 - u) / 2, (1 + u) / 2."""
+    return (1 - u) / 2, (1 + u) / 2
+
+
 def _tick_states(log: HungLog, u: float, start: int) -> tuple[np.ndarray, np.ndarray]:
     """Where in the tick the reported torque (averaged over the tick) sees the state, for
     a robot taking 1/u implicit steps per tick: the springs act on positions on average
@@ -167,7 +178,7 @@ def _tick_states(log: HungLog, u: float, start: int) -> tuple[np.ndarray, np.nda
     way (each implicit step's damper uses the velocity it ends with). u = 1: one step,
     the start position and the end velocity (the fits' own model, exact); u -> 0: a
     continuous robot, both at mid-tick."""
-    a, b = (1 - u) / 2, (1 + u) / 2
+    a, b = _tick_fractions(u)
     q = (1 - a) * log.q[start - 1 : -1] + a * log.q[start:]
     dq = (1 - b) * log.dq[start - 1 : -1] + b * log.dq[start:]
     return q, dq
@@ -268,9 +279,7 @@ def fit_gains(log: HungLog, joints: tuple[str, ...], max_latency_ms: float = 30.
     spread = _latency_spread(log, idx, ticks, std, start, u, max_ticks)
     kp, kd = (
         {
-            n: Estimate(
-                f[0][g], float(np.sqrt(f[1][g] ** 2 + spread[k, g] ** 2 + (bias * f[0][g]) ** 2))
-            )
+            n: Estimate(f[0][g], _in_quadrature(f[1][g], spread[k, g], bias * f[0][g]))
             for k, (n, f) in enumerate(zip(joints, fits, strict=True))
         }
         for g, bias in ((0, MODEL_BIAS["kp_scale"]), (1, MODEL_BIAS["kd_scale"]))
@@ -415,7 +424,7 @@ def fit_dynamics(
     # physics (`_tick_states`, the step fraction the gain fit chose). At the end velocity
     # a noise-free 4-substep robot's ankle armature came out 1.1-1.3 % low, here 0.0 %
     # (the same fit with armature shifted by viscous x (1 - b) x dt).
-    b = (1 + gains.step_fraction) / 2
+    b = _tick_fractions(gains.step_fraction)[1]
     v_tick = (1 - b) * v_prev + b * v_next
     sliding = (np.abs(v_prev) > SLIDE_SPEED) & (np.sign(v_prev) == np.sign(v_next))
     if log.bad_state is not None:  # a lost (interpolated) or off-period state: no acc
@@ -463,10 +472,9 @@ def fit_dynamics(
             std[free] = np.maximum(
                 np.sqrt(np.clip(np.diag(cov), 0, None)), _jackknife_offsets(sol, sample_row)
             )
-            fits = with_offset_spread(fits, x, std[free])
         return value, std, r, fits
 
-    def with_offset_spread(fits, x: np.ndarray, x_std: np.ndarray):
+    def with_offset_spread(fits, x: np.ndarray, x_std: np.ndarray) -> list:
         """The linear fits' stds widened by the offsets' own uncertainty: armature and
         friction are solved at the fitted offsets as if those were exact, but an offset
         off by its std moves the gravity and inertia the joint worked against. On a
@@ -478,7 +486,9 @@ def fit_dynamics(
             step = np.zeros_like(x)
             step[i] = x_std[i]
             spread2 += (np.array([f[0] for f in solve(x + step)[1]]) - base) ** 2
-        return [(c, np.sqrt(sd**2 + v)) for (c, sd), v in zip(fits, spread2, strict=True)]
+        return [
+            (c, _in_quadrature(sd, np.sqrt(v))) for (c, sd), v in zip(fits, spread2, strict=True)
+        ]
 
     # The sample (row of `rows`) behind each residual, in solve()'s order (joint by joint).
     sample_row = np.concatenate([np.flatnonzero(sliding[:, k]) for k in range(len(idx))])
@@ -504,6 +514,7 @@ def fit_dynamics(
             )
         free[loose] = False
         off_value, off_std, r, fits = evaluate(fit_offsets())
+    fits = with_offset_spread(fits, off_value[free], off_std[free])
     arm_nominal = inv.model.dof_armature[inv.sim.dof_adr[idx]]
     return DynamicsFit(
         encoder_offset={
@@ -512,7 +523,7 @@ def fit_dynamics(
         armature={
             n: Estimate(
                 max(arm_nominal[k] + fits[k][0][0], 0.0),
-                float(np.hypot(fits[k][1][0], MODEL_BIAS["armature"] * arm_nominal[k])),
+                _in_quadrature(fits[k][1][0], MODEL_BIAS["armature"] * arm_nominal[k]),
             )
             for k, n in enumerate(joints)
         },

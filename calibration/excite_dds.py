@@ -219,6 +219,7 @@ def run_dds(
             _normal_scheduling()
     stats = _loop_stats(states, publish, offsets, sent_row, sent_ns, cfg, dt_ms)
     in_force = stats.pop("_in_force")
+    marked_rows = stats.pop("_row_ranges")
     reply_ms = np.array(reply or [0.0]) * 1e3
     stats |= {
         "bad_states": bad_total,
@@ -229,7 +230,7 @@ def run_dds(
         "scheduling": scheduling,
     }
     rows = _fill_lost(states[1:], first)
-    meta = excitation_log_meta(dt, source="robot-dds", loop=stats, kind=exc.kind)
+    meta = excitation_log_meta(dt, source="robot-dds", loop=stats | marked_rows, kind=exc.kind)
     with RolloutLog(log_dir, meta) as log:
         for k, t in enumerate(exc.t):
             cmd = motor_command(exc, max(int(in_force.command_row[k]), 0))
@@ -274,11 +275,14 @@ def _loop_stats(states, publish, offsets, sent_row, sent_ns, cfg, dt_ms) -> dict
         "disturbed_ticks": int(disturbed.sum()),
         "disturbed_fraction": float(disturbed.mean()),
         "clock_offset_ms": offset / 1e6,
-        # Per log row (robot steps 1..n), as [start, stop) ranges: the rows the fits
-        # leave out (`logdata.HungLog.uncertain_command` / `bad_state`).
-        "uncertain_command_rows": row_ranges(in_force.uncertain),
-        "bad_state_rows": row_ranges(lost | robot_late),
         "_in_force": in_force,
+        # Per log row (robot steps 1..n), as [start, stop) ranges: the rows the fits
+        # leave out (`logdata.HungLog.uncertain_command` / `bad_state`). They go into the
+        # log's metadata, not the counts returned.
+        "_row_ranges": {
+            "uncertain_command_rows": row_ranges(in_force.uncertain),
+            "bad_state_rows": row_ranges(lost | robot_late),
+        },
     }
 
 

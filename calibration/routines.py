@@ -93,8 +93,7 @@ def excite(
 
         stats = run_dds(exc, log_dir, DdsExcitation(dds_domain, rt_priority=rt_priority))
         result.notes.append(f"client loop: {stats.pop('scheduling')}")
-        # Counts and times; the row ranges stay in the log's metadata.
-        result.metrics = {k: float(v) for k, v in stats.items() if not isinstance(v, list)}
+        result.metrics = {k: float(v) for k, v in stats.items()}
         if stats["disturbed_fraction"] > MAX_DISTURBED:
             result.notes.append(
                 f"WARNING: {stats['disturbed_ticks']} of {stats['steps']} ticks disturbed "

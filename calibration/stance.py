@@ -105,9 +105,8 @@ def sole_normal(joint_pos: np.ndarray, imu_quat: np.ndarray, side: str) -> np.nd
     angles (29,) and the IMU's world orientation (w, x, y, z): zero when the sole is level."""
     poses = link_poses(joint_pos)
     imu_rot, foot_rot = poses[IMU_FRAME][0], poses[f"{side}_ankle_roll_link"][0]
-    return (quat_to_matrix(imu_quat[None] / np.linalg.norm(imu_quat))[0] @ imu_rot.T @ foot_rot)[
-        :2, 2
-    ]
+    imu_world = quat_to_matrix((imu_quat / np.linalg.norm(imu_quat))[None])[0]
+    return (imu_world @ imu_rot.T @ foot_rot)[:2, 2]
 
 
 def _jacobian(f, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:

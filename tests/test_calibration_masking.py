@@ -5,6 +5,8 @@ the same fit without the marks is pulled off. Real MuJoCo (the in-process virtua
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -43,9 +45,8 @@ def leg_log(tmp_path_factory):
 def test_kept_rows_follow_the_latency(leg_log):
     log, _ = leg_log
     n = len(log.t)
-    log = type(log)(**{**log.__dict__, "uncertain_command": np.zeros(n, dtype=bool)})
+    log = replace(log, uncertain_command=np.zeros(n, dtype=bool), bad_state=np.zeros(n, dtype=bool))
     log.uncertain_command[100] = True
-    log.bad_state = np.zeros(n, dtype=bool)
     log.bad_state[200] = True
     whole = np.flatnonzero(~_kept_rows(log, 3.0, 0))
     np.testing.assert_array_equal(whole, [103, 200, 201])  # command 100 acts at row 103
@@ -63,12 +64,9 @@ def test_marked_rows_with_the_wrong_command_do_not_pull_the_gains(leg_log):
     cmd = {k: v.copy() for k, v in clean_log.cmd.items()}
     for v in cmd.values():
         v[rows] = v[rows + 1]
-    wrong = type(clean_log)(**{**clean_log.__dict__, "cmd": cmd})
+    wrong = replace(clean_log, cmd=cmd)
     unmarked = fit_gains(wrong, LEG)
-    marked_log = type(clean_log)(
-        **{**wrong.__dict__, "uncertain_command": np.zeros(len(wrong.t), dtype=bool)}
-    )
-    marked_log.uncertain_command[rows] = True
+    marked_log = replace(wrong, uncertain_command=np.isin(np.arange(len(wrong.t)), rows))
     marked = fit_gains(marked_log, LEG)
 
     def worst(fit) -> float:
