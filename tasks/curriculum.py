@@ -63,17 +63,32 @@ class FallRateCurriculum:
 
 class PerSimulationCurriculum:
     """One level per simulation (legged_gym's terrain levels): a simulation's level rises
-    by `step` after an episode it succeeded in and falls by `step` after one it failed,
-    within [start, maximum]. Unlike FallRateCurriculum, a few simulations that succeed
-    raise their own load while the rest stay easy: the training distribution spreads to
-    the hardest level each simulation can hold instead of waiting for most of them."""
+    by `step` after an episode it succeeded in and falls after one it failed, within
+    [minimum, maximum]. Unlike FallRateCurriculum, a few simulations that succeed raise
+    their own load while the rest stay easy: the training distribution spreads to the
+    hardest level each simulation can hold instead of waiting for most of them.
+
+    A level drifts to where the failure rate p balances the steps, p * down = (1 - p) * up,
+    so the levels settle where a share `failure_share` of episodes fail: with the symmetric
+    steps of the default (0.5) they train where the robot fails every other episode, and
+    the mean level reads as a load it cannot stand (results/experiments/g1-force-falls).
+    A smaller share steps down by step * (1 - share) / share after a failure."""
 
     def __init__(
-        self, start: float, maximum: float, step: float, num_sims: int, minimum: float | None = None
+        self,
+        start: float,
+        maximum: float,
+        step: float,
+        num_sims: int,
+        minimum: float | None = None,
+        failure_share: float = 0.5,
     ):
         """`minimum`: the floor a simulation may fall back to (default: `start`)."""
+        if not 0.0 < failure_share < 1.0:
+            raise ValueError(f"failure_share must lie in (0, 1), got {failure_share}")
         self.start, self.maximum, self.step = start, maximum, step
         self.minimum = start if minimum is None else minimum
+        self.step_down = step * (1.0 - failure_share) / failure_share
         self.levels = np.full(num_sims, start, dtype=float)
 
     @property
@@ -92,7 +107,7 @@ class PerSimulationCurriculum:
 
     def record(self, sims: np.ndarray, failed: np.ndarray) -> None:
         """Episodes of simulations `sims` ended, `failed` (bool) of them unsuccessfully."""
-        moved = np.where(np.asarray(failed, dtype=bool), -self.step, self.step)
+        moved = np.where(np.asarray(failed, dtype=bool), -self.step_down, self.step)
         self.levels[sims] = np.clip(self.levels[sims] + moved, self.minimum, self.maximum)
 
     def record_episodes(self, sims: np.ndarray, failed: np.ndarray, window: int) -> None:
@@ -116,11 +131,14 @@ def make_curriculum(
     raise_below: float,
     lower_above: float,
     minimum: float | None = None,
+    failure_share: float = 0.5,
 ) -> Curriculum:
-    """`kind` "per_sim" (PerSimulationCurriculum; the rates do not apply) or "shared"
-    (FallRateCurriculum)."""
+    """`kind` "per_sim" (PerSimulationCurriculum with `failure_share`; the rates do not
+    apply) or "shared" (FallRateCurriculum)."""
     if kind == "per_sim":
-        return PerSimulationCurriculum(start, maximum, step, num_sims, minimum=minimum)
+        return PerSimulationCurriculum(
+            start, maximum, step, num_sims, minimum=minimum, failure_share=failure_share
+        )
     return FallRateCurriculum(start, maximum, step, raise_below, lower_above, minimum=minimum)
 
 

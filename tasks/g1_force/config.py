@@ -42,6 +42,12 @@ class ForceConfig:
     through, down a step after a fall (PerSimulationCurriculum), so the simulations that
     cope rise while the rest train where they can stand; shared: one cap for all, moved by
     the fall rate of a window of episodes (the rates below; how earlier runs trained)."""
+    failure_share: float = 0.5
+    """per_sim: the share of episodes ending in a fall at which the caps settle (a fall
+    steps a cap down by cap_step_n * (1 - share) / share). At 0.5 (symmetric steps) the
+    caps sit where the robot falls in every other 20 s episode: the 98-minute run of
+    results/experiments/g1-force-falls/from-g1-pull-s44 read a mean cap of 54 N, falls in
+    44 % of training episodes at that cap, and held a steady push of only 10 N."""
     raise_below_fall_rate: float = 0.15
     """The cap rises by cap_step_n when the training fall rate over the last window of
     episodes (one per simulation) is below this, and falls back when it exceeds
@@ -63,6 +69,8 @@ class ForceConfig:
             raise ValueError(
                 f"forces.curriculum must be 'shared' or 'per_sim', got {self.curriculum!r}"
             )
+        if not 0.0 < self.failure_share < 1.0:
+            raise ValueError(f"forces.failure_share must lie in (0, 1), got {self.failure_share}")
         if not 0.0 <= self.raise_below_fall_rate <= self.lower_above_fall_rate <= 1.0:
             raise ValueError(
                 "forces: need 0 <= raise_below_fall_rate <= lower_above_fall_rate <= 1"

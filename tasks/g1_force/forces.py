@@ -48,6 +48,7 @@ class ForceSchedule:
             cfg.raise_below_fall_rate,
             cfg.lower_above_fall_rate,
             minimum=cfg.cap_min_n,
+            failure_share=cfg.failure_share,
         )
 
     @property
