@@ -45,5 +45,5 @@ def test_a_failure_steps_down_by_the_share_s_ratio():
 def test_a_failure_share_outside_0_1_is_refused(share):
     with pytest.raises(ValueError, match="failure_share"):
         PerSimulationCurriculum(0.0, 1.0, 0.1, 2, failure_share=share)
-    with pytest.raises(ValueError, match="forces.failure_share"):
+    with pytest.raises(ValueError, match=r"forces\.failure_share"):
         ForceConfig(failure_share=share).validate()
