@@ -13,6 +13,8 @@ checked.
 
     python experiments/g1_pull_checkpoints.py RUN [--every 4] [--last 12] [--json FILE]
         [--set task.eval_friction=0.7]   # conditions added to both protocols
+        [--max-fall-rate 0.1]            # pick among checkpoints falling at most this often
+    python experiments/g1_pull_checkpoints.py --pick-of REPORT --max-fall-rate 0.1
     python experiments/g1_pull_checkpoints.py --sweep-of results/experiments/g1/coupled-chain/09-light/checkpoints.json
     python experiments/g1_pull_checkpoints.py --picks-of results/experiments/g1/coupled-chain*/09-light/eval.json
 
@@ -56,6 +58,23 @@ def score(row: dict) -> float:
     return min(row["backward_n"] / THOR_BACKWARD_N, row["forward_n"] / THOR_FORWARD_N)
 
 
+def pick(rows: list[dict], max_fall_rate: float | None = None) -> dict:
+    """The row with the best validation score; with `max_fall_rate`, among the rows whose
+    validation fall rate is at most that (Thor's goal has falls too: a checkpoint that
+    pulls hardest by falling behind the carts it cannot move is not the one to keep),
+    and the fewest falls when none is."""
+    if max_fall_rate is None:
+        return max(rows, key=lambda r: score(r["validation"]))
+    return max(
+        rows,
+        key=lambda r: (
+            r["validation"]["fall_rate"] <= max_fall_rate,
+            -r["validation"]["fall_rate"] if r["validation"]["fall_rate"] > max_fall_rate else 0,
+            score(r["validation"]),
+        ),
+    )
+
+
 def spread(values: list[float], std=statistics.pstdev) -> dict:
     """Mean and standard deviation (population by default: the swept checkpoints are all
     of a run's; the seeds of `picks` are a sample, so it passes `statistics.stdev`)."""
@@ -92,6 +111,14 @@ def main() -> None:
     parser.add_argument(
         "--picks-of", type=Path, nargs="+", help="eval JSONs of picked policies, one per seed"
     )
+    parser.add_argument(
+        "--pick-of", type=Path, help="an existing report: pick again (with --max-fall-rate)"
+    )
+    parser.add_argument(
+        "--max-fall-rate",
+        type=float,
+        help="pick only among checkpoints falling at most this often on validation",
+    )
     parser.add_argument("--every", type=int, default=1, help="every k-th checkpoint")
     parser.add_argument("--last", type=int, default=0, help="only the last n considered")
     parser.add_argument("--json", type=Path)
@@ -118,8 +145,21 @@ def main() -> None:
                 sys.exit(f"{path}: not a g1-pull `simreal eval` JSON, no {', '.join(missing)}")
         emit({"command": command, "picks": picks(evals)}, args.json)
         return
+    if args.pick_of:
+        rows = json.loads(args.pick_of.read_text())["checkpoints"]
+        chosen = pick(rows, args.max_fall_rate)
+        emit(
+            {
+                "command": command,
+                "max_fall_rate": args.max_fall_rate,
+                "picked_on_validation": chosen["checkpoint"],
+                "picked_evaluation": chosen["evaluation"],
+            },
+            args.json,
+        )
+        return
     if args.run is None:
-        parser.error("RUN is required (or --sweep-of REPORT, or --picks-of EVAL)")
+        parser.error("RUN is required (or --sweep-of REPORT, --picks-of EVAL, --pick-of REPORT)")
 
     checkpoints = sorted((args.run / "checkpoints").glob("model_*.pt"))
     if not checkpoints:
@@ -137,16 +177,17 @@ def main() -> None:
         }
         rows.append(row)
         print(row, flush=True)
-    pick = max(rows, key=lambda r: score(r["validation"]))
+    chosen = pick(rows, args.max_fall_rate)
     emit(
         {
             "command": command,
             "validation_overrides": list(VALIDATION),
             "conditions": list(args.set),
             "episodes": EPISODES,
+            "max_fall_rate": args.max_fall_rate,
             "checkpoints": rows,
-            "picked_on_validation": pick["checkpoint"],
-            "picked_evaluation": pick["evaluation"],
+            "picked_on_validation": chosen["checkpoint"],
+            "picked_evaluation": chosen["evaluation"],
             "sweep": sweep(rows),
         },
         args.json,

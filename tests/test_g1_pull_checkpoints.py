@@ -92,3 +92,26 @@ def test_picks_of_names_a_file_that_is_not_a_pull_eval(tmp_path):
     )
     assert done.returncode != 0
     assert str(bad) in done.stderr and "peak_pull_force_backward_n" in done.stderr
+
+
+def test_pick_of_a_report_with_a_fall_rate_limit(tmp_path):
+    """--pick-of picks again from a report's rows: the strongest checkpoint without a limit,
+    the strongest of those falling at most --max-fall-rate with one, the one falling least
+    when none does."""
+    report = tmp_path / "checkpoints.json"
+    rows = [
+        row("model_000100.pt", 180.0, 160.0, 0.2),
+        row("model_000200.pt", 170.0, 150.0, 0.05),
+        row("model_000300.pt", 160.0, 150.0, 0.0),
+    ]
+    report.write_text(json.dumps({"checkpoints": rows}))
+    assert run("--pick-of", str(report))["picked_on_validation"] == "model_000100.pt"
+    limited = run("--pick-of", str(report), "--max-fall-rate", "0.1")
+    assert limited["picked_on_validation"] == "model_000200.pt"
+    assert limited["picked_evaluation"]["fall_rate"] == 0.05
+    report.write_text(
+        json.dumps({"checkpoints": [rows[0], row("model_000400.pt", 190.0, 160.0, 0.3)]})
+    )
+    assert run("--pick-of", str(report), "--max-fall-rate", "0.1")["picked_on_validation"] == (
+        "model_000100.pt"
+    )
