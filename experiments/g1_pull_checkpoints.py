@@ -63,16 +63,13 @@ def pick(rows: list[dict], max_fall_rate: float | None = None) -> dict:
     validation fall rate is at most that (Thor's goal has falls too: a checkpoint that
     pulls hardest by falling behind the carts it cannot move is not the one to keep),
     and the fewest falls when none is."""
-    if max_fall_rate is None:
-        return max(rows, key=lambda r: score(r["validation"]))
-    return max(
-        rows,
-        key=lambda r: (
-            r["validation"]["fall_rate"] <= max_fall_rate,
-            -r["validation"]["fall_rate"] if r["validation"]["fall_rate"] > max_fall_rate else 0,
-            score(r["validation"]),
-        ),
-    )
+
+    def key(row: dict) -> tuple[float, float]:
+        v = row["validation"]
+        excess = 0.0 if max_fall_rate is None else max(v["fall_rate"] - max_fall_rate, 0.0)
+        return -excess, score(v)
+
+    return max(rows, key=key)
 
 
 def spread(values: list[float], std=statistics.pstdev) -> dict:
