@@ -64,11 +64,11 @@ sensor noise the hung ankles do (their torques change by only ~0.09-0.24 N m/rad
 offset, the hips' by ~7)."""
 MODEL_BIAS = {"kp_scale": 0.001, "kd_scale": 0.0075, "armature": 0.025}
 """Relative std added (in quadrature, `_in_quadrature`) for the fits' model not being the
-robot, of the fitted kp and kd scales and of the nominal armature: they model one implicitfast step per tick, and on the noise-free virtual robot
-integrating 4 substeps per tick (seeds 1 and 3, low-pass 20 Hz) the kp scales came out up
-to 0.07 % off, the kd scales 0.75 % and the armature 2.3 %: biases that no spread over
-the log's blocks shows (the DDS bench had ankle and knee values 2 % off with stds of
-0.4 %)."""
+robot, of the fitted kp and kd scales and of the nominal armature: they model one
+implicitfast step per tick, and on the noise-free virtual robot integrating 4 substeps
+per tick (seeds 1 and 3, low-pass 20 Hz) the kp scales came out up to 0.07 % off, the kd
+scales 0.75 % and the armature 2.3 %: biases that no spread over the log's blocks shows
+(the DDS bench had ankle and knee values 2 % off with stds of 0.4 %)."""
 LIMIT_CLEARANCE = 0.01
 """rad: logged joints closer than this to a joint limit meet its constraint force, which
 the fits do not model; such a log is refused."""

@@ -217,9 +217,9 @@ def run_dds(
             time.sleep(dt)
         if cfg.rt_priority is not None:
             _normal_scheduling()
-    stats = _loop_stats(states, publish, offsets, sent_row, sent_ns, cfg, dt_ms)
-    in_force = stats.pop("_in_force")
-    marked_rows = stats.pop("_row_ranges")
+    stats, in_force, marked_rows = _loop_stats(
+        states, publish, offsets, sent_row, sent_ns, cfg, dt_ms
+    )
     reply_ms = np.array(reply or [0.0]) * 1e3
     stats |= {
         "bad_states": bad_total,
@@ -248,8 +248,13 @@ def _normal_scheduling() -> None:
             os.sched_setscheduler(tid, os.SCHED_OTHER, os.sched_param(0))
 
 
-def _loop_stats(states, publish, offsets, sent_row, sent_ns, cfg, dt_ms) -> dict:
-    """Counts of disturbed ticks (per kind and together) and the commands in force."""
+def _loop_stats(
+    states, publish, offsets, sent_row, sent_ns, cfg, dt_ms
+) -> tuple[dict, InForce, dict[str, list[list[int]]]]:
+    """Counts of disturbed ticks (per kind and together), the commands in force, and per
+    log row (robot steps 1..n), as [start, stop) ranges, the rows the fits leave out
+    (`logdata.HungLog.uncertain_command` / `bad_state`), which go into the log's
+    metadata only."""
     n = len(states) - 1
     known = ~np.isnan(publish)
     idx = np.flatnonzero(known)
@@ -265,7 +270,7 @@ def _loop_stats(states, publish, offsets, sent_row, sent_ns, cfg, dt_ms) -> dict
     period = np.diff(publish) / 1e6
     robot_late = np.abs(period - dt_ms) > dt_ms / 2  # False where a state was lost
     disturbed = lost | in_force.late | in_force.uncertain | robot_late
-    return {
+    counts = {
         "steps": n,
         "states_lost": int(lost.sum()),
         "late_commands": int(in_force.late.sum()),
@@ -275,15 +280,12 @@ def _loop_stats(states, publish, offsets, sent_row, sent_ns, cfg, dt_ms) -> dict
         "disturbed_ticks": int(disturbed.sum()),
         "disturbed_fraction": float(disturbed.mean()),
         "clock_offset_ms": offset / 1e6,
-        "_in_force": in_force,
-        # Per log row (robot steps 1..n), as [start, stop) ranges: the rows the fits
-        # leave out (`logdata.HungLog.uncertain_command` / `bad_state`). They go into the
-        # log's metadata, not the counts returned.
-        "_row_ranges": {
-            "uncertain_command_rows": row_ranges(in_force.uncertain),
-            "bad_state_rows": row_ranges(lost | robot_late),
-        },
     }
+    marked_rows = {
+        "uncertain_command_rows": row_ranges(in_force.uncertain),
+        "bad_state_rows": row_ranges(lost | robot_late),
+    }
+    return counts, in_force, marked_rows
 
 
 def row_ranges(mask: np.ndarray) -> list[list[int]]:

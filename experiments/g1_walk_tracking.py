@@ -6,9 +6,9 @@ how far the velocity averaged over each held command is from the command (the po
 going where it is told), and how much the velocity oscillates around that average (the
 gait). The errors here pool every counted step of every episode, so they read somewhat
 higher than `simreal eval`'s mean of per-episode RMSEs. This runs the task's evaluation
-(same commands, ground, friction, settling time) and splits the squared error per command segment into the two, for the planar velocity
-and the yaw rate; it also fits the slope of the segment means against the commands (1: it
-follows them; 0: it ignores them).
+(same commands, ground, friction, settling time) and splits the squared error per command
+segment into the two, for the planar velocity and the yaw rate; it also fits the slope of
+the segment means against the commands (1: it follows them; 0: it ignores them).
 
     python experiments/g1_walk_tracking.py POLICY [--episodes 30] [--seed 0] [--json FILE]
 
