@@ -10,7 +10,12 @@ So both integrate the same trajectories with the same contacts, and the ratio is
 simreal's task layer costs: actions to controls, observations, rewards, terminations,
 resets, randomization and the instability check.
 
+With --groups G the timed task side is `train.env_groups=G`'s environment
+(tasks/overlap.py: G groups of envs/G simulations, one group's physics overlapping the
+others' task layer); the replay still comes from the one-group pass.
+
     python bench/engine_overhead.py [--task quad-hover] [--envs 1024] [--steps 200] [--rounds 5]
+        [--groups 1]
 """
 
 from __future__ import annotations
@@ -28,9 +33,20 @@ from simreal.tasks import get_task, make_env
 
 
 def run(
-    task: str = "quad-hover", envs: int = 1024, steps: int = 200, rounds: int = 5, seed: int = 0
+    task: str = "quad-hover",
+    envs: int = 1024,
+    steps: int = 200,
+    rounds: int = 5,
+    seed: int = 0,
+    groups: int = 1,
 ) -> dict:
-    env = make_env(task, get_task(task).config_cls(), envs, seed=seed)
+    cfg = get_task(task).config_cls()
+    env = make_env(task, cfg, envs, seed=seed)
+    stepped = env
+    if groups > 1:
+        from simreal.tasks.overlap import OverlappedEnv
+
+        stepped = OverlappedEnv(lambda n, s: make_env(task, cfg, n, seed=s), envs, groups, seed)
     threads = env.engine.num_threads
     raw = mjbatch.Batch(mujoco.MjModel.from_xml_string(env.mjcf), envs, num_threads=threads)
     raw_ctrl, raw_xfrc = raw.bind("ctrl"), raw.bind("xfrc_applied")
@@ -40,12 +56,13 @@ def run(
     record: dict[str, list] = {}
 
     def time_simreal(keep: bool = False) -> float:
-        env.reset()
+        target = env if keep else stepped
+        target.reset()
         if keep:
             record.update(start=(env.engine.qpos.copy(), env.engine.qvel.copy()), steps=[])
         t0 = time.perf_counter()
         for i in range(steps):
-            step = env.step(actions[i])
+            step = target.step(actions[i])
             if keep:
                 sims = np.unique(
                     np.flatnonzero(step.terminated | step.truncated) // env.agents_per_sim
@@ -75,6 +92,8 @@ def run(
         return steps * env.num_envs / (time.perf_counter() - t0)
 
     time_simreal(keep=True), time_raw()  # warm-up; the first pass also records the replay
+    if groups > 1:
+        time_simreal()  # the groups' warm-up
     raw_rates, simreal_rates = [], []
     for _ in range(rounds):
         simreal_rates.append(time_simreal())
@@ -85,6 +104,7 @@ def run(
         "envs": envs,
         "policy_rows": env.num_envs,
         "threads": threads,
+        "groups": groups,
         "substeps": env.decimation,
         "raw_mjbatch_env_steps_per_s": float(np.median(raw_rates)),
         "simreal_env_steps_per_s": float(np.median(simreal_rates)),
@@ -99,8 +119,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--envs", type=int, default=1024)
     p.add_argument("--steps", type=int, default=200)
     p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--groups", type=int, default=1, help="train.env_groups of the task side")
     args = p.parse_args(argv)
-    result = run(args.task, args.envs, args.steps, args.rounds)
+    result = run(args.task, args.envs, args.steps, args.rounds, groups=args.groups)
     print("command: python bench/engine_overhead.py " + " ".join(sys.argv[1:]))
     print(json.dumps(result, indent=2))
     print(

@@ -22,7 +22,10 @@ physics, task layer, policy inference and update, from the run's own metrics.csv
 which warms up, is left out):
 
     python bench/scale.py --training --task g1-pull [--threads 2 4 8 16]
-        [--envs-per-thread 64] [--iterations 4] [--device auto] [--json FILE]
+        [--envs-per-thread 64] [--iterations 4] [--device auto] [--groups 1 4] [--json FILE]
+
+--groups G1 G2 ... gives each thread count one row per value of `train.env_groups`
+(tasks/overlap.py), its task-layer column timed with the same groups.
 """
 
 from __future__ import annotations
@@ -117,7 +120,7 @@ def format_table(result: dict, command: str) -> str:
 
 
 def training_row(
-    task: str, threads: int, envs: int, iterations: int, device: str, seed: int = 0
+    task: str, threads: int, envs: int, iterations: int, device: str, seed: int = 0, groups: int = 1
 ) -> dict:
     """One row of the training table: `simreal train` on `threads` CPUs for `iterations`
     PPO iterations, and raw physics against the task layer on the same CPUs."""
@@ -128,7 +131,7 @@ def training_row(
             sys.executable, "-m", "simreal", "train", task,
             "--envs", str(envs), "--seed", str(seed), "--device", device, "--out", out,
             "--steps", str(iterations * envs * steps_per_env),
-            "--set", f"train.torch_threads={threads}",
+            "--set", f"train.torch_threads={threads}", "--set", f"train.env_groups={groups}",
         ]  # fmt: skip
         subprocess.run(
             command,
@@ -151,7 +154,7 @@ def training_row(
     try:
         from engine_overhead import run as overhead
 
-        raw = overhead(task, envs, steps=50, rounds=2, seed=seed)
+        raw = overhead(task, envs, steps=50, rounds=2, seed=seed, groups=groups)
     finally:
         os.sched_setaffinity(0, previous)
     training_rate = batch / iteration_s
@@ -159,6 +162,7 @@ def training_row(
         "threads": threads,
         "envs": envs,
         "device": device,
+        "groups": groups,
         "training_env_steps_per_s": training_rate,
         "raw_physics_env_steps_per_s": raw["raw_mjbatch_env_steps_per_s"],
         "task_random_actions_env_steps_per_s": raw["simreal_env_steps_per_s"],
@@ -190,14 +194,14 @@ def format_training(rows: list[dict], task: str, command: str) -> str:
         f"`{command}` ({task}; {os.cpu_count()} CPU cores; each row pinned to its threads; "
         "env-steps/s; an iteration's split in seconds and shares):",
         "",
-        "| threads | envs | learner | training | raw physics | training / raw "
+        "| threads | envs | groups | learner | training | raw physics | training / raw "
         "| task layer / raw (random actions) | physics | task layer | policy | update |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         cells = [f"{r[k]:.3f} s ({100 * r[k] / r['iteration_s']:.0f} %)" for k in SPLIT]
         lines.append(
-            f"| {r['threads']} | {r['envs']} | {r['device']} "
+            f"| {r['threads']} | {r['envs']} | {r.get('groups', 1)} | {r['device']} "
             f"| {r['training_env_steps_per_s']:,.0f} | {r['raw_physics_env_steps_per_s']:,.0f} "
             f"| {100 * r['training_share_of_raw']:.1f} % "
             f"| {100 * r['task_layer_share_of_raw']:.1f} % | " + " | ".join(cells) + " |"
@@ -212,10 +216,18 @@ def main_training(args: argparse.Namespace, command: str) -> None:
         raise SystemExit(f"--threads {args.threads}: this process may use {available} CPUs")
     rows = []
     for t in threads:
-        rows.append(
-            training_row(args.task, t, args.envs_per_thread * t, args.iterations, args.device)
-        )
-        print(json.dumps(rows[-1]), flush=True)
+        for groups in args.groups:
+            rows.append(
+                training_row(
+                    args.task,
+                    t,
+                    args.envs_per_thread * t,
+                    args.iterations,
+                    args.device,
+                    groups=groups,
+                )
+            )
+            print(json.dumps(rows[-1]), flush=True)
     text = format_training(rows, args.task, command)
     print(text)
     if args.json:
@@ -243,6 +255,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--envs-per-thread", type=int, default=64)
     p.add_argument("--iterations", type=int, default=4, help="PPO iterations per row")
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    p.add_argument(
+        "--groups", type=int, nargs="+", default=[1], help="train.env_groups values per row"
+    )
     args = p.parse_args(argv)
     if args.training:
         command = "python bench/scale.py " + " ".join(sys.argv[1:] if argv is None else argv)

@@ -199,6 +199,11 @@ class TrainConfig:
     """Where the actor-critic, the rollout storage and the update run: auto (a GPU when
     torch sees one, else the CPU), cpu or cuda. The simulations stay on the CPU; a step's
     observations go over in one transfer and its actions come back in one."""
+    env_groups: int = 1
+    """Split the simulations into this many groups stepped in turn, one group's physics on
+    a worker thread while the main thread does the task layer of the others
+    (tasks/overlap.py): for machines with many cores, where the serial task layer leaves
+    the engine's threads idle. 1 steps all simulations at once (and on 2 cores is best)."""
     algorithm: Literal["ppo", "dagger"] = "ppo"
     """ppo: reinforcement learning on the task's reward; dagger: imitation of the task's
     expert (`expert_action()`, e.g. quad-swarm's privileged teacher)."""
@@ -217,6 +222,11 @@ class TrainConfig:
             raise ValueError(f"checkpoint_every_s must be > 0, got {self.checkpoint_every_s}")
         if self.torch_threads < 1:
             raise ValueError(f"torch_threads must be >= 1, got {self.torch_threads}")
+        if self.env_groups < 1 or self.num_envs % self.env_groups:
+            raise ValueError(
+                f"env_groups must be >= 1 and divide num_envs={self.num_envs}, "
+                f"got {self.env_groups}"
+            )
         if self.device not in ("auto", "cpu", "cuda"):
             raise ValueError(f"device must be auto, cpu or cuda, got {self.device!r}")
         if self.algorithm not in ("ppo", "dagger"):

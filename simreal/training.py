@@ -94,6 +94,8 @@ def build_envs(config: dict[str, Any], distributed: Distributed | None = None):
     if config.get("gym"):
         from simreal.policies.gym_env import GymVecEnv
 
+        if train_cfg.env_groups > 1:
+            raise ValueError("train.env_groups applies to simreal's tasks, not to --gym")
         env = GymVecEnv(config["task"], train_cfg.num_envs, seed=seed)
         eval_env = (
             GymVecEnv(config["task"], train_cfg.eval_episodes, seed=train_cfg.seed + 10_000)
@@ -105,7 +107,17 @@ def build_envs(config: dict[str, Any], distributed: Distributed | None = None):
 
     spec = get_task(config["task"])
     task_cfg = from_plain(spec.config_cls, config["task_config"], "task.")
-    env = make_env(spec.name, task_cfg, train_cfg.num_envs, config["engine"], seed)
+    if train_cfg.env_groups > 1:
+        from simreal.tasks.overlap import OverlappedEnv
+
+        env = OverlappedEnv(
+            lambda n, s: make_env(spec.name, task_cfg, n, config["engine"], s),
+            train_cfg.num_envs,
+            train_cfg.env_groups,
+            seed,
+        )
+    else:
+        env = make_env(spec.name, task_cfg, train_cfg.num_envs, config["engine"], seed)
     # A task with a validation set evaluates on it during training (the held-out set is
     # for the final numbers only); the others evaluate on their evaluation config.
     choose = getattr(task_cfg, "training_evaluation", None)

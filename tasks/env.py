@@ -214,10 +214,24 @@ class TaskEnv(ABC):
         )
 
     def step(self, action: np.ndarray) -> StepResult:
+        self.begin_step(action)
+        return self.finish_step(self.advance())
+
+    # A step in three phases, so that `OverlappedEnv` can run one group's physics on a
+    # worker thread while the main thread does the task layer of another group.
+    def begin_step(self, action: np.ndarray) -> None:
+        """Before physics: the actions become engine controls."""
         self.apply_action(np.clip(action, -self.action_clip, self.action_clip))
+
+    def advance(self) -> np.ndarray:
+        """Physics of one control period; returns which simulations diverged."""
         unstable = self._simulate_safely()
         self.sim_step += 1
         self.episode_step += 1
+        return unstable
+
+    def finish_step(self, unstable: np.ndarray) -> StepResult:
+        """After physics: rewards, terminations, observations and resets."""
         with np.errstate(invalid="ignore", over="ignore"):
             return self._end_step(unstable)
 

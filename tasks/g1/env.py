@@ -41,7 +41,7 @@ from simreal.tasks.env import TaskEnv
 from simreal.tasks.g1 import rewards
 from simreal.tasks.g1.config import G1Config
 from simreal.tasks.g1.fat2 import fat2_target_tilt, torso_lean
-from simreal.tasks.g1.kinematics import link_pose
+from simreal.tasks.g1.kinematics import LinkChains
 from simreal.tasks.g1.observations import (
     POLICY_OBSERVATION,
     POLICY_TERMS,
@@ -66,6 +66,8 @@ CONTACT_HEIGHT_M = 0.02
 MAX_BASE_HEIGHT_M = 2.0
 """A pelvis thrown above this counts as a fall too."""
 _SOLE_BOTTOM = np.array([SOLE.center[0], SOLE.center[1], SOLE.center[2] - SOLE.half_size[2]])
+_TORSO = LinkChains(["torso_link"])
+_FEET = LinkChains(list(FEET))
 ROBOT_QPOS = slice(0, 7 + 29)
 ROBOT_QVEL = slice(0, 6 + 29)
 """The robot's free joint and 29 joints lead qpos and qvel; a scene's other bodies follow."""
@@ -384,12 +386,10 @@ class G1Env(TaskEnv):
         qpos = self.engine.qpos
         base_pos, base_rot = qpos[:, 0:3], quat_to_matrix(qpos[:, 3:7])
         q = self.joint_pos
-        self.torso_rot, _ = link_pose(base_pos, base_rot, q, "torso_link")
-        feet = []
-        for link in FEET:
-            rot, pos = link_pose(base_pos, base_rot, q, link)
-            feet.append(pos + rot @ _SOLE_BOTTOM)
-        feet_pos = np.stack(feet, axis=1)
+        torso_rot, _ = _TORSO.poses(base_pos, base_rot, q)
+        self.torso_rot = torso_rot[:, 0]
+        rot, pos = _FEET.poses(base_pos, base_rot, q)
+        feet_pos = pos + rot @ _SOLE_BOTTOM
         if ids is None:
             self.foot_vel = (feet_pos - self.foot_pos) / self.control_dt
         else:

@@ -1,0 +1,105 @@
+"""`train.env_groups`: simulations stepped in groups (tasks/overlap.py), one group's
+physics on a worker thread, give what the groups give stepped one by one."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from simreal.tasks import get_task, make_env
+from simreal.tasks.g1.kinematics import LinkChains, link_pose
+from simreal.tasks.overlap import OverlappedEnv
+from simreal.tasks.rotations import quat_to_matrix
+
+
+def _overlapped(task: str, num_envs: int, groups: int, seed: int, cfg=None):
+    cfg = cfg or get_task(task).config_cls()
+    return OverlappedEnv(lambda n, s: make_env(task, cfg, n, seed=s), num_envs, groups, seed)
+
+
+@pytest.mark.parametrize("task", ["quad-hover", "g1-pull"])
+def test_groups_step_as_the_separate_environments_do(task):
+    """Every field of every step, and the episodes that end, as the groups' own
+    environments (seeds seed + g) give them stepped in turn with the same actions."""
+    cfg = get_task(task).config_cls()
+    env = _overlapped(task, 6, 3, seed=4, cfg=cfg)
+    alone = [make_env(task, cfg, 2, seed=4 + g) for g in range(3)]
+    obs, critic = env.reset()
+    parts = [a.reset() for a in alone]
+    assert np.array_equal(obs, np.concatenate([p[0] for p in parts]))
+    assert np.array_equal(critic, np.concatenate([p[1] for p in parts]))
+    rng = np.random.default_rng(0)
+    ended = 0
+    for _ in range(120):
+        action = rng.uniform(-1, 1, (6, env.num_actions))
+        step = env.step(action)
+        steps = [a.step(action[2 * g : 2 * g + 2]) for g, a in enumerate(alone)]
+        for name in ("obs", "critic_obs", "reward", "terminated", "truncated"):
+            assert np.array_equal(
+                getattr(step, name), np.concatenate([getattr(s, name) for s in steps])
+            )
+        episodes = [s.info["episode"] for s in steps if "episode" in s.info]
+        assert ("episode" in step.info) == bool(episodes)
+        if episodes:
+            ended += 1
+            done = np.flatnonzero(step.terminated | step.truncated)
+            assert step.info["episode"]["return"].shape == done.shape
+            expected = np.concatenate([e["return"] for e in episodes])
+            assert np.array_equal(step.info["episode"]["return"], expected)
+    assert ended > 0, "random actions should end some episodes in 120 steps"
+    assert env.physics_time_s == pytest.approx(sum(a.physics_time_s for a in env.groups))
+    env.close()
+
+
+def test_per_simulation_curriculum_round_trips_through_a_checkpoint():
+    cfg = get_task("g1-force").config_cls()
+    env = _overlapped("g1-force", 4, 2, seed=1, cfg=cfg)
+    for g, group in enumerate(env.groups):
+        group.schedule.curriculum.restore(np.array([10.0, 20.0]) + 100 * g)
+    state = env.curriculum_checkpoint()
+    assert state["force_cap_n_per_sim"] == [10.0, 20.0, 110.0, 120.0]
+    assert state["force_cap_n"] == pytest.approx(65.0)
+    other = _overlapped("g1-force", 4, 2, seed=1, cfg=cfg)
+    other.restore_curriculum(state)
+    assert other.curriculum_checkpoint()["force_cap_n_per_sim"] == [10.0, 20.0, 110.0, 120.0]
+    assert other.curriculum_state() == {"force_cap_n": pytest.approx(65.0)}
+
+
+def test_groups_must_divide_the_simulations():
+    with pytest.raises(ValueError, match="env_groups=3"):
+        _overlapped("quad-hover", 8, 3, seed=0)
+
+
+def test_training_runs_with_groups(tmp_path):
+    from simreal.training import TrainRequest, new_run
+
+    runner, run_dir = new_run(
+        TrainRequest(
+            task="quad-hover",
+            envs=8,
+            steps=8 * 32 * 2,
+            out=tmp_path,
+            overrides=("train.env_groups=2", "train.eval_interval=1"),
+        )
+    )
+    assert isinstance(runner.env, OverlappedEnv)
+    runner.learn()
+    rows = (run_dir / "metrics.csv").read_text().splitlines()
+    assert len(rows) == 3  # header and two iterations
+
+
+def test_link_chains_match_the_joint_by_joint_walk():
+    rng = np.random.default_rng(0)
+    n = 16
+    q = rng.uniform(-1.5, 1.5, (n, 29))
+    base_pos = rng.normal(size=(n, 3))
+    quat = rng.normal(size=(n, 4))
+    base_rot = quat_to_matrix(quat / np.linalg.norm(quat, axis=1, keepdims=True))
+    links = ["left_ankle_roll_link", "right_ankle_roll_link"]
+    rot, pos = LinkChains(links).poses(base_pos, base_rot, q)
+    for i, link in enumerate(links):
+        ref_rot, ref_pos = link_pose(base_pos, base_rot, q, link)
+        np.testing.assert_allclose(rot[:, i], ref_rot, atol=1e-12)
+        np.testing.assert_allclose(pos[:, i], ref_pos, atol=1e-12)
+    with pytest.raises(ValueError, match="differ in shape"):
+        LinkChains(["torso_link", "left_ankle_roll_link"])
