@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# The training-speed checks that need a GPU, in one script (about 6 minutes on one H200
+# The training-speed checks that need a GPU, in one script (about 7 minutes on one H200
 # with 16 cores; FULL=1 adds the 2-8 thread rows, the CPU-learner rows and the PPO update
 # benchmark, about 6 more): quad-hover to a return of 474 with the learner on the GPU
 # (2048 simulations x 8 steps per iteration), the training-throughput table of g1-pull
-# on 16 threads with the simulations stepped at once and in 2 or 4 overlapping groups
-# (train.env_groups), and the CUDA paths of the tests. Every step writes its output under
+# on 16 threads with the simulations stepped at once and in 2, 4 or 8 overlapping groups
+# (train.env_groups), the CUDA paths of the tests, and quad-hover with the task's default
+# 512 simulations x 32 steps beside the first. Every step writes its output under
 # OUT and goes on if one fails, so a partial run still reports what it measured
 # (OUT/log.txt and the JSON files of the tables).
 #
@@ -37,10 +38,12 @@ step quad_hover_cuda $py bench/quad_hover_training.py --seeds 0 1 2 --minutes 1 
   --out /tmp/qh --json "$OUT/quad_hover_cuda.json" --device cuda --envs 2048 \
   --set train.ppo.num_steps_per_env=8
 step scale_g1_pull_cuda $py bench/scale.py --training --task g1-pull --device cuda \
-  --threads 16 --groups 1 2 4 --envs-per-thread 64 --iterations 3 \
+  --threads 16 --groups 1 2 4 8 --envs-per-thread 64 --iterations 3 \
   --json "$OUT/scale_g1_pull_cuda.json"
 step tests $py -m pytest -q -p no:cacheprovider tests/test_overlap.py \
   tests/test_policies.py tests/test_distributed.py -k "device or stack or placement or gpu or overlap or groups or chains"
+step quad_hover_cuda_default $py bench/quad_hover_training.py --seeds 0 1 2 --minutes 1 \
+  --out /tmp/qh-default --json "$OUT/quad_hover_cuda_default.json" --device cuda
 if [ "${FULL:-0}" = 1 ]; then
   step scale_g1_pull_cuda_threads $py bench/scale.py --training --task g1-pull --device cuda \
     --threads 2 4 8 --groups 1 --envs-per-thread 64 --iterations 3 \

@@ -30,7 +30,7 @@ class MjBatchEngine:
     torque-speed envelope) rely on it."""
 
     def __init__(self, model: mujoco.MjModel, num_envs: int, num_threads: int = 0) -> None:
-        threads = num_threads or min(_usable_cpus(), num_envs)
+        threads = num_threads or min(usable_cpus(), num_envs)
         self.model = model
         self.batch = mjbatch.Batch(model, num_envs, num_threads=threads)
         self.num_envs = num_envs
@@ -85,7 +85,7 @@ class MjBatchEngine:
         return warned | ~finite | (np.abs(self.qvel).max(axis=1) > DIVERGED_QVEL)
 
 
-def _usable_cpus() -> int:
+def usable_cpus() -> int:
     """CPUs this process may run on (its affinity, e.g. under taskset), not the machine's,
     shared with the other ranks torchrun started on this node (LOCAL_WORLD_SIZE) unless
     they were pinned apart: two unpinned ranks on 2 cores would otherwise run 2 physics

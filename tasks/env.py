@@ -215,25 +215,38 @@ class TaskEnv(ABC):
 
     def step(self, action: np.ndarray) -> StepResult:
         self.begin_step(action)
-        return self.finish_step(self.advance())
+        self.advance()
+        return self.finish_step()
 
     # A step in three phases, so that `OverlappedEnv` can run one group's physics on a
-    # worker thread while the main thread does the task layer of another group.
+    # worker thread while the main thread does the task layer of another group: the
+    # physics phase should hold the GIL as little as it can (what follows from the new
+    # state belongs in `after_physics`, on the main thread).
     def begin_step(self, action: np.ndarray) -> None:
         """Before physics: the actions become engine controls."""
         self.apply_action(np.clip(action, -self.action_clip, self.action_clip))
 
-    def advance(self) -> np.ndarray:
-        """Physics of one control period; returns which simulations diverged."""
-        unstable = self._simulate_safely()
+    def advance(self) -> None:
+        """Physics of one control period (`simulate`). An engine error ends it early; the
+        simulations it left in a bad state are found by `finish_step` and reset."""
+        with contextlib.suppress(EngineError):
+            self.simulate()
         self.sim_step += 1
         self.episode_step += 1
-        return unstable
 
-    def finish_step(self, unstable: np.ndarray) -> StepResult:
-        """After physics: rewards, terminations, observations and resets."""
+    def finish_step(self) -> StepResult:
+        """After physics: what follows from the new state, rewards, terminations,
+        observations and resets; diverged simulations end their episodes."""
+        self.after_physics()
+        unstable = self.engine.unstable()
+        self.unstable_resets += int(unstable.sum())
         with np.errstate(invalid="ignore", over="ignore"):
-            return self._end_step(unstable)
+            return self._end_step(self.per_agent(unstable))
+
+    def after_physics(self) -> None:
+        """State derived from the new physics state before rewards are computed (the G1's
+        link poses, measured rope forces); nothing by default."""
+        return None
 
     def _end_step(self, unstable: np.ndarray) -> StepResult:
         reward = np.zeros(self.num_envs)
@@ -266,14 +279,6 @@ class TaskEnv(ABC):
             final_critic_obs,
             info,
         )
-
-    def _simulate_safely(self) -> np.ndarray:
-        """Step physics; return which simulations diverged (their episodes end and reset)."""
-        with contextlib.suppress(EngineError):
-            self.simulate()
-        unstable = self.engine.unstable()
-        self.unstable_resets += int(unstable.sum())
-        return self.per_agent(unstable)
 
     def _finish_episodes(self, ids: np.ndarray) -> dict[str, np.ndarray]:
         ended = {

@@ -12,7 +12,8 @@ and the last group's task layer are left in the open, about 1/groups of the task
 The groups are independent environments, as torchrun ranks are: each has its own random
 stream (seed + group) and curriculum; the curriculum levels logged are their mean, and a
 checkpoint keeps every simulation's level in order. The physics of one group at a time
-uses every engine thread, so a group should still give each thread several simulations.
+uses the engine threads (one CPU fewer than the process has: `group_physics_threads`),
+so a group should still give each thread several simulations.
 """
 
 from __future__ import annotations
@@ -24,6 +25,17 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from simreal.policies.vecenv import StepResult
+
+
+def group_physics_threads() -> int:
+    """Physics threads for each group's engine: one CPU fewer than this process may use.
+    The main thread works while the physics runs, and the engine splits its simulations
+    evenly over its threads, so a thread that lost its CPU to the main thread would
+    finish last and hold the whole call up."""
+    from simreal.sim.mjbatch_engine import usable_cpus
+
+    return max(1, usable_cpus() - 1)
+
 
 GIL_SWITCH_INTERVAL_S = 0.0005
 """The interpreter's thread switch interval while groups overlap (Python's default is
@@ -74,10 +86,11 @@ class OverlappedEnv:
         running = self._physics.submit(self.groups[0].advance)
         for k in range(1, len(self.groups)):
             self.groups[k].begin_step(actions[k])
-            unstable = running.result()
+            running.result()
             running = self._physics.submit(self.groups[k].advance)
-            results.append(self.groups[k - 1].finish_step(unstable))
-        results.append(self.groups[-1].finish_step(running.result()))
+            results.append(self.groups[k - 1].finish_step())
+        running.result()
+        results.append(self.groups[-1].finish_step())
         return merge_steps(results)
 
     def _expert_action(self) -> np.ndarray:

@@ -130,5 +130,10 @@ def get_task(name: str) -> TaskSpec:
     return TASKS[name]
 
 
-def make_env(name: str, cfg: Any, num_envs: int, engine: str = "mjbatch", seed: int = 0) -> TaskEnv:
-    return get_task(name).env_cls(cfg, num_envs=num_envs, engine=engine, seed=seed)
+def make_env(
+    name: str, cfg: Any, num_envs: int, engine: str = "mjbatch", seed: int = 0, num_threads: int = 0
+) -> TaskEnv:
+    """num_threads: the engine's physics threads (0: its default, every usable CPU)."""
+    return get_task(name).env_cls(
+        cfg, num_envs=num_envs, engine=engine, seed=seed, num_threads=num_threads
+    )

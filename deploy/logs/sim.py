@@ -183,6 +183,7 @@ def resimulate(env: TaskEnv, rollout: Rollout) -> Resimulation:
         env.apply_command(command[None, :, 0] if command.shape[1] == 1 else command[None])
         with contextlib.suppress(EngineError):
             env.simulate()
+        env.after_physics()
         if env.engine.unstable()[0]:
             diverged_at = (j + 1) * dt
             break

@@ -382,19 +382,22 @@ class G1Env(TaskEnv):
 
     def _update_kinematics(self, ids: np.ndarray | None = None) -> None:
         """Torso orientation and sole positions; sole velocity by difference over a control
-        step (zero in simulations `ids` just reset)."""
-        qpos = self.engine.qpos
+        step. With `ids` (simulations just reset) only those rows, their sole velocity zero."""
+        rows = slice(None) if ids is None else ids
+        qpos = self.engine.qpos[rows]
         base_pos, base_rot = qpos[:, 0:3], quat_to_matrix(qpos[:, 3:7])
-        q = self.joint_pos
+        q = qpos[:, 7 : ROBOT_QPOS.stop]
         torso_rot, _ = _TORSO.poses(base_pos, base_rot, q)
-        self.torso_rot = torso_rot[:, 0]
         rot, pos = _FEET.poses(base_pos, base_rot, q)
         feet_pos = pos + rot @ _SOLE_BOTTOM
         if ids is None:
+            self.torso_rot = torso_rot[:, 0]
             self.foot_vel = (feet_pos - self.foot_pos) / self.control_dt
+            self.foot_pos = feet_pos
         else:
+            self.torso_rot[ids] = torso_rot[:, 0]
             self.foot_vel[ids] = 0.0
-        self.foot_pos = feet_pos
+            self.foot_pos[ids] = feet_pos
 
     # -- actions ----------------------------------------------------------------------
     def apply_action(self, action: np.ndarray) -> None:
@@ -439,6 +442,8 @@ class G1Env(TaskEnv):
         else:
             self.engine.ctrl[:] = self.ctrl_target
             self.step_physics(self.decimation)
+
+    def after_physics(self) -> None:
         self._update_kinematics()
 
     def apply_external_forces(self, t: np.ndarray) -> None:

@@ -48,8 +48,8 @@ class G1GaitEnv(G1Env):
         self.touchdown_air_time[ids] = 0.0
         self.in_contact[ids] = True
 
-    def simulate(self) -> None:
-        super().simulate()
+    def after_physics(self) -> None:
+        super().after_physics()
         self._update_air_time()
 
     def _update_air_time(self) -> None:

@@ -182,8 +182,8 @@ class G1PullEnv(G1GaitEnv):
         self.cart_trace[ids] = 0.0
         self.command[ids] = 0.0
 
-    def simulate(self) -> None:
-        super().simulate()
+    def after_physics(self) -> None:
+        super().after_physics()
         self.measure_handle_force()
         step = self.episode_step
         rows = np.flatnonzero(step < self.max_episode_steps)
