@@ -75,10 +75,14 @@ class ReturnScaler(nn.Module):
         )
 
     @torch.no_grad()
-    def forward(self, rewards: torch.Tensor, dones: torch.Tensor) -> torch.Tensor:
-        """Scaled rewards for one step of every simulation; `dones` ends their returns."""
-        self.running.mul_(self.gamma).add_(rewards.to(torch.float64))
-        self.stats.update(self.running.to(torch.float32).unsqueeze(-1))
+    def forward(
+        self, rewards: torch.Tensor, dones: torch.Tensor, rows: slice = slice(None)
+    ) -> torch.Tensor:
+        """Scaled rewards for one step of the simulations `rows` (every one by default);
+        `dones` ends their returns."""
+        running = self.running[rows]
+        running.mul_(self.gamma).add_(rewards.to(torch.float64))
+        self.stats.update(running.to(torch.float32).unsqueeze(-1))
         scale = torch.sqrt(self.stats.var[0] + self.eps)
-        self.running.masked_fill_(dones.to(torch.bool), 0.0)
+        running.masked_fill_(dones.to(torch.bool), 0.0)
         return (rewards / scale).clamp(-self.clip, self.clip)

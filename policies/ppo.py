@@ -72,6 +72,24 @@ class PPO:
     ) -> torch.Tensor:
         """Sample actions for a rollout step and record what the update will need
         (`expert`: the expert's actions in these states, for the imitation term)."""
+        actions, self._pending = self._sample(obs, critic_obs)
+        if expert is not None:  # else the storage's expert rows stay zero, unused
+            self._pending["expert"] = expert
+        return actions
+
+    @torch.no_grad()
+    def act_rows(
+        self, step: int, rows: slice, obs: torch.Tensor, critic_obs: torch.Tensor
+    ) -> torch.Tensor:
+        """`act` for the simulations `rows` alone, written straight into rollout step
+        `step` (a group of `OverlappedEnv` acts as soon as its own step has ended)."""
+        actions, pending = self._sample(obs, critic_obs)
+        self.storage.write(step, rows, **pending)
+        return actions
+
+    def _sample(
+        self, obs: torch.Tensor, critic_obs: torch.Tensor
+    ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         if self.cfg.normalizer_update == "step":
             self.distributed.update_normalizers(
                 [(self.model.obs_normalizer, obs), (self.model.critic_obs_normalizer, critic_obs)]
@@ -80,7 +98,7 @@ class PPO:
         # Drawn on the CPU generator whatever the device: the same noise on CPU and GPU.
         noise = torch.randn(dist.mean.shape, generator=self.generator).to(obs.device)
         actions = dist.mean + dist.stddev * noise
-        self._pending = {
+        return actions, {
             "obs": obs,
             "critic_obs": critic_obs,
             "actions": actions,
@@ -89,13 +107,21 @@ class PPO:
             "std": dist.stddev,
             "values": self.model.value(critic_obs),
         }
-        if expert is not None:  # else the storage's expert rows stay zero, unused
-            self._pending["expert"] = expert
-        return actions
 
     @torch.no_grad()
     def record(self, step: StepResult) -> None:
         """Store the environment's answer; bootstrap the value where a time limit cut in."""
+        rewards, dones = self._targets(step, slice(None))
+        self.storage.add(rewards=rewards, dones=dones, **self._pending)
+
+    @torch.no_grad()
+    def record_rows(self, step_index: int, rows: slice, step: StepResult) -> None:
+        """`record` for the simulations `rows` alone (their group's StepResult)."""
+        rewards, dones = self._targets(step, rows)
+        self.storage.write(step_index, rows, rewards=rewards, dones=dones)
+
+    def _targets(self, step: StepResult, rows: slice) -> tuple[torch.Tensor, torch.Tensor]:
+        """The step's rewards (scaled, bootstrapped where a time limit cut in) and dones."""
         device = self.storage.device
         rewards = torch.from_numpy(np.asarray(step.reward, dtype=np.float32)).to(device)
         truncated = np.asarray(step.truncated)
@@ -103,16 +129,16 @@ class PPO:
         dones = torch.from_numpy(done).to(device)
         scaler = getattr(self.model, "return_scaler", None)
         if scaler is not None:  # before the bootstrap, which is in scaled units already
-            rewards = scaler(rewards, dones)
+            rewards = scaler(rewards, dones, rows)
         if truncated.any():
-            rows = np.flatnonzero(truncated)
-            ids = torch.from_numpy(rows).to(device)
-            final = torch.from_numpy(np.asarray(step.final_critic_obs, dtype=np.float32)[rows]).to(
+            cut = np.flatnonzero(truncated)
+            ids = torch.from_numpy(cut).to(device)
+            final = torch.from_numpy(np.asarray(step.final_critic_obs, dtype=np.float32)[cut]).to(
                 device
             )
             rewards = rewards.clone()
             rewards[ids] += self.cfg.gamma * self.model.value(final)
-        self.storage.add(rewards=rewards, dones=dones, **self._pending)
+        return rewards, dones
 
     @torch.no_grad()
     def finish_rollout(self, critic_obs: torch.Tensor) -> None:

@@ -22,7 +22,7 @@ from simreal.policies.logger import TrainingLogger
 from simreal.policies.models import ActorCritic
 from simreal.policies.ppo import PPO
 from simreal.policies.storage import RolloutStorage
-from simreal.policies.vecenv import VecEnv
+from simreal.policies.vecenv import StepResult, VecEnv
 
 
 def _stop_on_sigterm():
@@ -250,34 +250,27 @@ class OnPolicyRunner:
         self._saved_at = time.monotonic()
         while self.stopped_by is None:
             t0 = time.perf_counter()
-            terms: dict[str, list[float]] = {}
-            outcomes: dict[str, list[float]] = {}
-            unstable = 0
             algorithm.begin_iteration(self.iteration, self._progress())
             time_env_s, physics_start = 0.0, _physics_time(self.env)
+            tally = _Tally(self.reward_terms, recent_returns, recent_lengths)
             with torch.inference_mode():
-                for _ in range(algorithm.steps_per_iteration):
-                    expert = (
-                        self._to_learner(self.env.expert_action())[0]
-                        if algorithm.wants_expert
-                        else None
-                    )
-                    actions = algorithm.act(obs, critic_obs, expert)
-                    t_env = time.perf_counter()
-                    step = self.env.step(actions.cpu().numpy())
-                    time_env_s += time.perf_counter() - t_env
-                    algorithm.record(step)
-                    obs, critic_obs = self._to_learner(step.obs, step.critic_obs)
-                    unstable += int(step.info.get("unstable_resets", 0))
-                    episode = step.info.get("episode")
-                    if episode:
-                        recent_returns.extend(np.asarray(episode["return"]).tolist())
-                        recent_lengths.extend(np.asarray(episode["length"]).tolist())
-                        for name in self.reward_terms:
-                            terms.setdefault(name, []).extend(episode[f"reward/{name}"].tolist())
-                        for name, values in episode.items():
-                            if name not in ("return", "length") and "/" not in name:
-                                outcomes.setdefault(name, []).extend(np.ravel(values).tolist())
+                overlapped = None
+                if self._acts_per_group():
+                    obs, critic_obs, overlapped = self._collect_per_group(obs, critic_obs, tally)
+                else:
+                    for _ in range(algorithm.steps_per_iteration):
+                        expert = (
+                            self._to_learner(self.env.expert_action())[0]
+                            if algorithm.wants_expert
+                            else None
+                        )
+                        actions = algorithm.act(obs, critic_obs, expert)
+                        t_env = time.perf_counter()
+                        step = self.env.step(actions.cpu().numpy())
+                        time_env_s += time.perf_counter() - t_env
+                        algorithm.record(step)
+                        obs, critic_obs = self._to_learner(step.obs, step.critic_obs)
+                        tally.add(step)
                 algorithm.finish_rollout(critic_obs)
             t_update = time.perf_counter()
             losses = algorithm.update()
@@ -294,14 +287,14 @@ class OnPolicyRunner:
                 # physics, task layer and policy inference / the learning update
                 "time_collect_s": round(t_update - t0, 4),
                 "time_update_s": round(time_update_s, 4),
-                **_collect_split(t_update - t0, time_env_s, physics_start, self.env),
+                **_collect_split(t_update - t0, time_env_s, physics_start, self.env, overlapped),
                 "train_return": float(np.mean(recent_returns)) if recent_returns else None,
                 "train_episode_length": float(np.mean(recent_lengths)) if recent_lengths else None,
                 "eval_return": eval_return,
-                "unstable_resets": unstable,
+                "unstable_resets": tally.unstable,
                 **losses,
-                **{f"reward/{k}": float(np.mean(v)) for k, v in terms.items()},
-                **{f"episode/{k}": float(np.nanmean(v)) for k, v in outcomes.items() if v},
+                **{f"reward/{k}": float(np.mean(v)) for k, v in tally.terms.items()},
+                **{f"episode/{k}": float(np.nanmean(v)) for k, v in tally.outcomes.items() if v},
                 **{f"curriculum/{k}": v for k, v in self.curriculum_state().items()},
             }
             if logger is not None:
@@ -322,6 +315,60 @@ class OnPolicyRunner:
                     logger.write_curve()
             self._check_budget()
             self.stopped_by = self.distributed.stop_together(self.stopped_by)
+
+    def _acts_per_group(self) -> bool:
+        """Whether the rollout acts group by group (`train.env_groups` > 1 and plain PPO;
+        an expert to query or DAgger steps all groups at once)."""
+        return (
+            hasattr(self.env, "start_physics")
+            and self.algorithm is self.ppo
+            and (not self.ppo.wants_expert)
+        )
+
+    def _collect_per_group(
+        self, obs: torch.Tensor, critic_obs: torch.Tensor, tally: _Tally
+    ) -> tuple[torch.Tensor, torch.Tensor, tuple[float, float]]:
+        """One rollout from an `OverlappedEnv`, each group acting as soon as its own
+        previous step has ended: while the worker thread runs one group's physics, the
+        main thread finishes the previous group's step (task layer, rollout storage) and
+        samples and prepares the next group's actions, so neither the task layer nor the
+        policy waits for the other groups. Group k's step t goes into rollout step t at
+        its rows. Returns the final observations and the main thread's time in the task
+        layer and in the policy (physics ran beside them on the worker)."""
+        env, ppo = self.env, self.ppo
+        rows = env.group_rows()
+        groups = len(rows)
+        obs_g = [obs[r] for r in rows]
+        critic_g = [critic_obs[r] for r in rows]
+        spent = {"task": 0.0, "policy": 0.0}
+        running, ended = None, None
+
+        def timed(what: str, fn, *args):
+            t_start = time.perf_counter()
+            out = fn(*args)
+            spent[what] += time.perf_counter() - t_start
+            return out
+
+        def finish(t: int, g: int) -> None:
+            step = timed("task", env.groups[g].finish_step)
+            timed("policy", ppo.record_rows, t, rows[g], step)
+            obs_g[g], critic_g[g] = timed("policy", self._to_learner, step.obs, step.critic_obs)
+            tally.add(step)
+
+        for slot in range(ppo.steps_per_iteration * groups):
+            t, g = divmod(slot, groups)
+            actions = timed("policy", ppo.act_rows, t, rows[g], obs_g[g], critic_g[g])
+            timed("task", env.groups[g].begin_step, timed("policy", actions.cpu).numpy())
+            if running is not None:
+                running.result()
+            running = env.start_physics(g)
+            if ended is not None:
+                finish(*ended)
+            ended = (t, g)
+        running.result()
+        finish(*ended)
+        ppo.storage.filled()
+        return torch.cat(obs_g), torch.cat(critic_g), (spent["task"], spent["policy"])
 
     def _checkpoint_time(self) -> bool:
         """Whether `checkpoint_every_s` of wall time passed since the last checkpoint (a
@@ -376,6 +423,30 @@ def budget_end_steps(
     return int(max(env_steps, end))
 
 
+class _Tally:
+    """What an iteration's steps report for the log: unstable resets, and the ended
+    episodes' returns, lengths (into the running windows), reward terms and outcomes."""
+
+    def __init__(self, reward_terms: list[str], returns: deque, lengths: deque) -> None:
+        self.reward_terms, self.returns, self.lengths = reward_terms, returns, lengths
+        self.terms: dict[str, list[float]] = {}
+        self.outcomes: dict[str, list[float]] = {}
+        self.unstable = 0
+
+    def add(self, step: StepResult) -> None:
+        self.unstable += int(step.info.get("unstable_resets", 0))
+        episode = step.info.get("episode")
+        if not episode:
+            return
+        self.returns.extend(np.asarray(episode["return"]).tolist())
+        self.lengths.extend(np.asarray(episode["length"]).tolist())
+        for name in self.reward_terms:
+            self.terms.setdefault(name, []).extend(episode[f"reward/{name}"].tolist())
+        for name, values in episode.items():
+            if name not in ("return", "length") and "/" not in name:
+                self.outcomes.setdefault(name, []).extend(np.ravel(values).tolist())
+
+
 class HostToDevice:
     """The simulations' numpy arrays as tensors on the learner's device.
 
@@ -410,14 +481,27 @@ def _physics_time(env) -> float | None:
 
 
 def _collect_split(
-    collect_s: float, env_s: float, physics_start: float | None, env
+    collect_s: float,
+    env_s: float,
+    physics_start: float | None,
+    env,
+    overlapped: tuple[float, float] | None = None,
 ) -> dict[str, float | None]:
     """An iteration's collection time split three ways: physics (the engine's step calls),
     the task layer (the rest of the environment's step: actions to controls, observations,
     rewards, resets) and the policy (inference, device transfers, rollout storage).
-    Without an engine clock the first two are unknown (None) and `time_task_s` is blank."""
+    Without an engine clock the first two are unknown (None) and `time_task_s` is blank.
+    `overlapped`: the main thread's (task, policy) time of a rollout whose physics ran on
+    a worker thread beside them (`train.env_groups`); then the three overlap and their
+    sum exceeds the collection time by what the overlap saved."""
     physics_end = _physics_time(env)
     physics = None if physics_start is None else physics_end - physics_start
+    if overlapped is not None:
+        return {
+            "time_physics_s": None if physics is None else round(physics, 4),
+            "time_task_s": round(overlapped[0], 4),
+            "time_policy_s": round(overlapped[1], 4),
+        }
     return {
         "time_physics_s": None if physics is None else round(physics, 4),
         "time_task_s": None if physics is None else round(env_s - physics, 4),

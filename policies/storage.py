@@ -59,6 +59,16 @@ class RolloutStorage:
             getattr(self, name)[self.step].copy_(value)
         self.step += 1
 
+    def write(self, step: int, rows: slice, **fields: torch.Tensor) -> None:
+        """Fields of rollout step `step` for the simulations `rows` only (a group of them
+        acting or recording on its own); `filled` marks the rollout complete after."""
+        for name, value in fields.items():
+            getattr(self, name)[step, rows].copy_(value)
+
+    def filled(self) -> None:
+        """Every step was written with `write`: the rollout is complete."""
+        self.step = self.num_steps
+
     def compute_returns(self, last_values: torch.Tensor, gamma: float, lam: float) -> None:
         """Generalized advantage estimation; returns = advantages + values.
 

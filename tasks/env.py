@@ -53,6 +53,13 @@ class TaskEnv(ABC):
     """Actions are clipped to [-action_clip, action_clip] before they reach the robot, in
     training, evaluation and deploy alike (the ONNX metadata carries it). 1 for most tasks;
     the G1 allows more (see G1Env)."""
+    observe_after_resets: bool = False
+    """True where `observe()` is a function of the state alone in evaluation (it draws no
+    random numbers there and keeps no per-call state, such as a sensor delay line): then a
+    step that resets simulations, and cuts no episode by the time limit, observes once,
+    after the resets, instead of before and after (the rows that keep running read the
+    same either way; the reset rows' observation before their reset is never used). In
+    training the observation noise then draws one step's numbers instead of two."""
     command_fields: tuple[str, ...] = ()
     """Per-joint fields of the low-level command (`command_from_action`), e.g. ("rpm",) or
     ("q", "dq", "kp", "kd", "tau"); empty for a task that has none."""
@@ -262,14 +269,18 @@ class TaskEnv(ABC):
         terminated = self.terminated() | unstable
         time_up = self.sim_step >= self.max_episode_steps
         truncated = self.per_agent(time_up) & ~terminated
-        obs, critic_obs = self.observe()
-        final_critic_obs = critic_obs
         info: dict = {"unstable_resets": int(unstable.sum()) // self.agents_per_sim}
         done_ids = np.flatnonzero(terminated | truncated)
+        final_critic_obs = None  # the critic's last look at truncated episodes
+        if not (done_ids.size and self.observe_after_resets and not truncated.any()):
+            obs, critic_obs = self.observe()
+            final_critic_obs = critic_obs
         if done_ids.size:
             info["episode"] = self._finish_episodes(done_ids)
             self._reset_done(done_ids, time_up | self._all_failed(terminated))
             obs, critic_obs = self.observe()  # the reset rows start new episodes
+        if final_critic_obs is None:
+            final_critic_obs = critic_obs  # no row reads it: nothing was truncated
         return StepResult(
             obs,
             critic_obs,

@@ -7,7 +7,9 @@ threads g1-pull's task layer took 37 % of a training iteration (results/bench/gp
 `OverlappedEnv` splits the simulations into groups, each a task environment of its own,
 and steps them in turn: while a worker thread runs group k's physics, the main thread
 finishes group k-1's step and prepares group k+1's. Only the first group's preparation
-and the last group's task layer are left in the open, about 1/groups of the task layer.
+and the last group's task layer are left in the open, about 1/groups of the task layer;
+training goes further and acts group by group (`OnPolicyRunner._collect_per_group`), so
+nothing but the physics and the main thread's Python are left, side by side.
 
 The groups are independent environments, as torchrun ranks are: each has its own random
 stream (seed + group) and curriculum; the curriculum levels logged are their mean, and a
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
@@ -79,15 +81,27 @@ class OverlappedEnv:
         obs, critic = zip(*(env.reset() for env in self.groups), strict=True)
         return np.concatenate(obs), np.concatenate(critic)
 
+    def group_rows(self) -> list[slice]:
+        """Each group's rows among the num_envs of a step, in order."""
+        n = self.num_envs // len(self.groups)
+        return [slice(g * n, (g + 1) * n) for g in range(len(self.groups))]
+
+    def start_physics(self, group: int) -> Future:
+        """Group `group`'s physics (its `advance`) on the worker thread; one at a time."""
+        return self._physics.submit(self.groups[group].advance)
+
     def step(self, action: np.ndarray) -> StepResult:
-        actions = np.split(np.asarray(action), len(self.groups))
+        """All groups one control step, one group's physics beside the next's preparation
+        and the previous one's task layer. Training acts per group instead
+        (policies/runner.py), so the policy overlaps the physics too."""
+        actions = [np.asarray(action)[rows] for rows in self.group_rows()]
         results: list[StepResult] = []
         self.groups[0].begin_step(actions[0])
-        running = self._physics.submit(self.groups[0].advance)
+        running = self.start_physics(0)
         for k in range(1, len(self.groups)):
             self.groups[k].begin_step(actions[k])
             running.result()
-            running = self._physics.submit(self.groups[k].advance)
+            running = self.start_physics(k)
             results.append(self.groups[k - 1].finish_step())
         running.result()
         results.append(self.groups[-1].finish_step())

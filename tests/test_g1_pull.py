@@ -670,3 +670,24 @@ def test_a_g1_force_warm_start_from_g1_pull_acts_as_g1_pull_with_its_extra_terms
         torch.testing.assert_close(force_model.act_inference(obs), expected, rtol=1e-5, atol=1e-5)
         moved = pull_model.act_inference(torch.cat([obs, torch.ones(5, 6)], dim=1))
     assert (moved - expected).abs().max() > 1e-3  # the folded terms did matter
+
+
+@pytest.mark.parametrize("task", ["g1-pull", "g1-walk"])
+def test_observing_once_after_resets_changes_no_evaluation_step(task):
+    """`observe_after_resets`: a step that resets simulations observes once, after the
+    resets. Evaluation (noise-free) must read exactly as observing before and after did,
+    episode ends and resets included."""
+    cfg = dataclasses.replace(get_task(task).config_cls(), evaluation=True)
+    once, twice = make_env(task, cfg, 4, seed=5), make_env(task, cfg, 4, seed=5)
+    twice.observe_after_resets = False
+    assert once.observe_after_resets
+    np.testing.assert_array_equal(once.reset()[0], twice.reset()[0])
+    rng = np.random.default_rng(1)
+    resets = 0
+    for _ in range(120):
+        action = rng.uniform(-1, 1, (4, once.num_actions))
+        a, b = once.step(action), twice.step(action)
+        for name in ("obs", "critic_obs", "reward", "terminated", "truncated"):
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+        resets += int("episode" in a.info)
+    assert resets > 0, "random actions should topple some robots in 120 steps"

@@ -3,8 +3,11 @@ physics on a worker thread, give what the groups give stepped one by one."""
 
 from __future__ import annotations
 
+from collections import deque
+
 import numpy as np
 import pytest
+import torch
 
 from simreal.tasks import get_task, make_env
 from simreal.tasks.g1.kinematics import LinkChains, link_pose
@@ -103,3 +106,44 @@ def test_link_chains_match_the_joint_by_joint_walk():
         np.testing.assert_allclose(pos[:, i], ref_pos, atol=1e-12)
     with pytest.raises(ValueError, match="differ in shape"):
         LinkChains(["torso_link", "left_ankle_roll_link"])
+
+
+def test_a_rollout_acting_per_group_stores_what_the_groups_did(tmp_path):
+    """Each group acts as soon as its own step ended (policies/runner.py): the rollout
+    storage must hold, at every step and row, the observation the action was sampled
+    on, that action, and the reward and done the environment returned for it. Checked
+    by replaying the stored actions through fresh environments of the groups' seeds."""
+    from simreal.policies.runner import _Tally
+    from simreal.training import TrainRequest, new_run
+
+    runner, _ = new_run(
+        TrainRequest(
+            task="quad-hover", envs=6, seed=2, out=tmp_path, overrides=("train.env_groups=3",)
+        )
+    )
+    assert runner._acts_per_group()
+    storage = runner.ppo.storage
+    obs, critic = runner._to_learner(*runner.env.reset())
+    tally = _Tally([], deque(maxlen=100), deque(maxlen=100))
+    last_obs, _, _ = runner._collect_per_group(obs, critic, tally)
+    assert storage.step == storage.num_steps
+    for g, rows in enumerate(runner.env.group_rows()):
+        env = make_env("quad-hover", runner.env.groups[g].cfg, 2, seed=2 + g)
+        expected = env.reset()[0]
+        for t in range(storage.num_steps):
+            np.testing.assert_array_equal(storage.obs[t, rows].numpy(), expected)
+            step = env.step(storage.actions[t, rows].numpy())
+            np.testing.assert_array_equal(storage.rewards[t, rows].numpy(), step.reward)
+            done = (step.terminated | step.truncated).astype(np.float32)
+            np.testing.assert_array_equal(storage.dones[t, rows].numpy(), done)
+            expected = step.obs
+        np.testing.assert_array_equal(last_obs[rows].numpy(), expected)
+
+
+def test_the_return_scaler_keeps_each_rows_running_return():
+    from simreal.policies.normalizer import ReturnScaler
+
+    scaler = ReturnScaler(4, gamma=0.5)
+    scaler(torch.ones(2), torch.zeros(2), slice(0, 2))
+    scaler(torch.full((2,), 2.0), torch.tensor([0.0, 1.0]), slice(2, 4))
+    np.testing.assert_allclose(scaler.running.numpy(), [1.0, 1.0, 2.0, 0.0])

@@ -93,6 +93,7 @@ class G1Env(TaskEnv):
     reward_terms = rewards.REWARDS
     command_fields: ClassVar[tuple[str, ...]] = ("q",)
     action_clip = G1_ACTION_CLIP
+    observe_after_resets = True  # noise only in training; g1-pull's command is recomputed
 
     metric_reductions: ClassVar[dict[str, str]] = {"self_penetration_m": "max"}
     """`simreal eval` reports the deepest self-penetration of any episode, not the mean."""
