@@ -49,7 +49,8 @@ class OverlappedEnv:
     """`groups` task environments of num_envs / groups simulations each, seen as one."""
 
     def __init__(self, make: Callable[[int, int], object], num_envs: int, groups: int, seed: int):
-        """make(num_envs, seed) builds one group's task environment."""
+        """make(n, seed) builds one group's task environment of n (= num_envs / groups)
+        simulations, as `make_env` counts them (a swarm's rows are its drones)."""
         if groups < 2 or num_envs % groups:
             raise ValueError(
                 f"train.env_groups={groups}: needs at least 2 groups that divide "
@@ -57,7 +58,7 @@ class OverlappedEnv:
             )
         self.groups = [make(num_envs // groups, seed + g) for g in range(groups)]
         first = self.groups[0]
-        self.num_envs = num_envs
+        self.num_envs = sum(env.num_envs for env in self.groups)  # policy rows (agents)
         self.num_sims = sum(env.num_sims for env in self.groups)
         self.num_obs, self.num_critic_obs = first.num_obs, first.num_critic_obs
         self.num_actions, self.action_groups = first.num_actions, first.action_groups
@@ -83,7 +84,7 @@ class OverlappedEnv:
 
     def group_rows(self) -> list[slice]:
         """Each group's rows among the num_envs of a step, in order."""
-        n = self.num_envs // len(self.groups)
+        n = self.groups[0].num_envs
         return [slice(g * n, (g + 1) * n) for g in range(len(self.groups))]
 
     def start_physics(self, group: int) -> Future:

@@ -147,3 +147,15 @@ def test_the_return_scaler_keeps_each_rows_running_return():
     scaler(torch.ones(2), torch.zeros(2), slice(0, 2))
     scaler(torch.full((2,), 2.0), torch.tensor([0.0, 1.0]), slice(2, 4))
     np.testing.assert_allclose(scaler.running.numpy(), [1.0, 1.0, 2.0, 0.0])
+
+
+def test_a_swarm_in_groups_counts_its_drones_as_rows():
+    cfg = get_task("quad-swarm").config_cls()
+    env = _overlapped("quad-swarm", 4, 2, seed=0, cfg=cfg)
+    single = make_env("quad-swarm", cfg, 2, seed=0)
+    assert env.num_envs == 2 * single.num_envs
+    assert env.group_rows() == [slice(0, single.num_envs), slice(single.num_envs, env.num_envs)]
+    obs, _ = env.reset()
+    step = env.step(np.zeros((env.num_envs, env.num_actions)))
+    assert obs.shape[0] == step.obs.shape[0] == env.num_envs
+    assert env.expert_action().shape == (env.num_envs, env.num_actions)
