@@ -307,9 +307,11 @@ class G1Env(TaskEnv):
         )
 
     def yaw(self) -> np.ndarray:
-        """(N,) the pelvis' heading about the vertical (rad)."""
-        rot = quat_to_matrix(self.engine.qpos[:, 3:7])
-        return np.arctan2(rot[:, 1, 0], rot[:, 0, 0])
+        """(N,) the pelvis' heading about the vertical (rad): atan2 of the rotation
+        matrix's entries (1, 0) and (0, 0), from the quaternion without the whole matrix
+        (the same expressions as `quat_to_matrix`)."""
+        w, x, y, z = self.engine.qpos[:, 3:7].T
+        return np.arctan2(2 * (x * y + w * z), 1 - 2 * (y * y + z * z))
 
     def heading_rot(self) -> np.ndarray:
         """(N, 3, 3) world from heading frame: the pelvis yaw only."""
@@ -321,9 +323,17 @@ class G1Env(TaskEnv):
         return out
 
     def to_heading(self, vectors: np.ndarray) -> np.ndarray:
-        """World vectors (N, ..., 3) in the heading frame."""
-        h = self.heading_rot()
-        return np.einsum("nji,n...j->n...i", h, vectors)
+        """World vectors (N, ..., 3) in the heading frame: `heading_rot()` transposed
+        applied, written out (a rotation about the vertical leaves z as it is)."""
+        yaw = self.yaw().reshape((-1,) + (1,) * (vectors.ndim - 2))
+        c, s = np.cos(yaw), np.sin(yaw)
+        x, y = vectors[..., 0], vectors[..., 1]
+        out = np.empty(vectors.shape)
+        out[..., 0] = c * x + s * y
+        out[..., 1] = -s * x + c * y
+        out[..., 2] = vectors[..., 2]
+        out += 0.0  # zeros come out +0, as from a sum of products (the byte-exact past)
+        return out
 
     def fat2_target(self) -> np.ndarray:
         return fat2_target_tilt(
