@@ -253,6 +253,7 @@ class OnPolicyRunner:
             algorithm.begin_iteration(self.iteration, self._progress())
             time_env_s, physics_start = 0.0, _physics_time(self.env)
             tally = _Tally(self.reward_terms, recent_returns, recent_lengths)
+            torch.set_num_threads(cfg.rollout_torch_threads)
             with torch.inference_mode():
                 overlapped = None
                 if self._acts_per_group():
@@ -273,6 +274,7 @@ class OnPolicyRunner:
                         tally.add(step)
                 algorithm.finish_rollout(critic_obs)
             t_update = time.perf_counter()
+            torch.set_num_threads(cfg.torch_threads)
             losses = algorithm.update()
             time_update_s = time.perf_counter() - t_update
             self.iteration += 1
