@@ -845,3 +845,27 @@ def test_rollout_normalizer_updates_leave_the_acting_policy_unchanged_until_the_
     assert float(never.model.obs_normalizer.count) == 0.0
     with pytest.raises(ValueError, match="normalizer_update"):
         PPOConfig(normalizer_update="sometimes").validate()
+
+
+def test_the_rollout_runs_pytorch_on_its_own_thread_count(tmp_path, monkeypatch):
+    """`rollout_torch_threads` while collecting, `torch_threads` for the update: PyTorch's
+    spinning threads otherwise take the cores the physics threads need next."""
+    runner = quad_runner(0, tmp_path, iterations=2)
+    runner.cfg.torch_threads, runner.cfg.rollout_torch_threads = 3, 1
+    calls: list[tuple[str, int]] = []
+    set_threads = torch.set_num_threads
+    monkeypatch.setattr(torch, "set_num_threads", lambda n: calls.append(("set", n)))
+    update = runner.algorithm.update
+
+    def tracked_update(*args, **kwargs):
+        calls.append(("update", 0))
+        return update(*args, **kwargs)
+
+    monkeypatch.setattr(runner.algorithm, "update", tracked_update)
+    try:
+        runner.learn()
+    finally:
+        set_threads(1)
+    sets = [n for kind, n in calls if kind == "set"]
+    assert sets == [1, 3, 1, 3]  # per iteration: the rollout's count, then the update's
+    assert [kind for kind, _ in calls] == ["set", "set", "update"] * 2
