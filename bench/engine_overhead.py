@@ -44,12 +44,9 @@ def run(
     env = make_env(task, cfg, envs, seed=seed)
     stepped = env
     if groups > 1:
-        from simreal.tasks.overlap import OverlappedEnv, group_physics_threads
+        from simreal.tasks.overlap import make_overlapped_env
 
-        threads = group_physics_threads()
-        stepped = OverlappedEnv(
-            lambda n, s: make_env(task, cfg, n, seed=s, num_threads=threads), envs, groups, seed
-        )
+        stepped = make_overlapped_env(task, cfg, envs, groups, seed)
     threads = env.engine.num_threads
     raw = mjbatch.Batch(mujoco.MjModel.from_xml_string(env.mjcf), envs, num_threads=threads)
     raw_ctrl, raw_xfrc = raw.bind("ctrl"), raw.bind("xfrc_applied")

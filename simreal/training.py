@@ -108,14 +108,10 @@ def build_envs(config: dict[str, Any], distributed: Distributed | None = None):
     spec = get_task(config["task"])
     task_cfg = from_plain(spec.config_cls, config["task_config"], "task.")
     if train_cfg.env_groups > 1:
-        from simreal.tasks.overlap import OverlappedEnv, group_physics_threads
+        from simreal.tasks.overlap import make_overlapped_env
 
-        threads = group_physics_threads()
-        env = OverlappedEnv(
-            lambda n, s: make_env(spec.name, task_cfg, n, config["engine"], s, threads),
-            train_cfg.num_envs,
-            train_cfg.env_groups,
-            seed,
+        env = make_overlapped_env(
+            spec.name, task_cfg, train_cfg.num_envs, train_cfg.env_groups, seed, config["engine"]
         )
     else:
         env = make_env(spec.name, task_cfg, train_cfg.num_envs, config["engine"], seed)

@@ -39,6 +39,19 @@ def group_physics_threads() -> int:
     return max(1, usable_cpus() - 1)
 
 
+def make_overlapped_env(
+    name: str, cfg, num_envs: int, groups: int, seed: int = 0, engine: str = "mjbatch"
+) -> OverlappedEnv:
+    """Task `name`'s `OverlappedEnv`: `groups` environments built as `make_env` builds one,
+    each engine on `group_physics_threads()` threads (what `train.env_groups` trains on)."""
+    from simreal.tasks.registry import make_env
+
+    threads = group_physics_threads()
+    return OverlappedEnv(
+        lambda n, s: make_env(name, cfg, n, engine, s, threads), num_envs, groups, seed
+    )
+
+
 GIL_SWITCH_INTERVAL_S = 0.0005
 """The interpreter's thread switch interval while groups overlap (Python's default is
 5 ms): the physics thread needs the GIL for a moment between its engine calls (a G1's

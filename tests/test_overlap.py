@@ -9,15 +9,15 @@ import numpy as np
 import pytest
 import torch
 
+from simreal.robots.g1.kinematics import link_poses
 from simreal.tasks import get_task, make_env
-from simreal.tasks.g1.kinematics import LinkChains, link_pose
-from simreal.tasks.overlap import OverlappedEnv
+from simreal.tasks.g1.kinematics import LinkChains
+from simreal.tasks.overlap import OverlappedEnv, make_overlapped_env
 from simreal.tasks.rotations import quat_to_matrix
 
 
 def _overlapped(task: str, num_envs: int, groups: int, seed: int, cfg=None):
-    cfg = cfg or get_task(task).config_cls()
-    return OverlappedEnv(lambda n, s: make_env(task, cfg, n, seed=s), num_envs, groups, seed)
+    return make_overlapped_env(task, cfg or get_task(task).config_cls(), num_envs, groups, seed)
 
 
 @pytest.mark.parametrize("task", ["quad-hover", "g1-pull"])
@@ -91,7 +91,9 @@ def test_training_runs_with_groups(tmp_path):
     assert len(rows) == 3  # header and two iterations
 
 
-def test_link_chains_match_the_joint_by_joint_walk():
+def test_link_chains_match_the_robots_own_forward_kinematics():
+    """`LinkChains` against `robots.g1.kinematics.link_poses` (one pose at a time, the
+    pelvis at the origin) carried into each simulation's pelvis frame."""
     rng = np.random.default_rng(0)
     n = 16
     q = rng.uniform(-1.5, 1.5, (n, 29))
@@ -100,10 +102,14 @@ def test_link_chains_match_the_joint_by_joint_walk():
     base_rot = quat_to_matrix(quat / np.linalg.norm(quat, axis=1, keepdims=True))
     links = ["left_ankle_roll_link", "right_ankle_roll_link"]
     rot, pos = LinkChains(links).poses(base_pos, base_rot, q)
-    for i, link in enumerate(links):
-        ref_rot, ref_pos = link_pose(base_pos, base_rot, q, link)
-        np.testing.assert_allclose(rot[:, i], ref_rot, atol=1e-12)
-        np.testing.assert_allclose(pos[:, i], ref_pos, atol=1e-12)
+    for sim in range(n):
+        poses = link_poses(q[sim])
+        for i, link in enumerate(links):
+            link_rot, link_pos = poses[link]
+            np.testing.assert_allclose(rot[sim, i], base_rot[sim] @ link_rot, atol=1e-12)
+            np.testing.assert_allclose(
+                pos[sim, i], base_pos[sim] + base_rot[sim] @ link_pos, atol=1e-12
+            )
     with pytest.raises(ValueError, match="differ in shape"):
         LinkChains(["torso_link", "left_ankle_roll_link"])
 

@@ -38,9 +38,14 @@ def rpy_quat(rpy: Vec3) -> tuple[float, float, float, float]:
     )
 
 
-def _axis_angle(axis: Vec3, angle: float) -> np.ndarray:
+def cross_matrix(axis: Vec3) -> np.ndarray:
+    """The 3x3 matrix K with K v = axis x v (Rodrigues' formula uses K and K^2)."""
     k = np.asarray(axis, dtype=float)
-    K = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
+    return np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
+
+
+def _axis_angle(axis: Vec3, angle: float) -> np.ndarray:
+    K = cross_matrix(axis)
     return np.eye(3) + np.sin(angle) * K + (1.0 - np.cos(angle)) * K @ K
 
 

@@ -2,7 +2,8 @@
 
 The engine exposes generalized state only; the task needs the torso's orientation and
 the soles' positions, so it walks the chains pelvis -> link itself, vectorized over
-simulations. `LinkChains` folds each chain's constants (mount offsets and rotations, the
+simulations (`robots.g1.kinematics.link_poses` is the same walk for one pose, unbatched).
+`LinkChains` folds each chain's constants (mount offsets and rotations, the
 joint axes' cross-product matrices) once at construction and walks links whose chains
 have the same shape (both legs) together, so a control step costs one (N, L, 3, 3)
 product per joint instead of several small products per link.
@@ -15,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from simreal.robots.g1.joints import JOINT_NAMES, JOINTS, LINK_MOUNTS, ROOT_LINK, JointSpec
-from simreal.robots.g1.kinematics import rpy_matrix
+from simreal.robots.g1.kinematics import cross_matrix, rpy_matrix
 
 _PARENT_JOINT = {j.child: j for j in (*JOINTS.values(), *LINK_MOUNTS)}
 
@@ -28,35 +29,6 @@ def chain(link: str) -> tuple[JointSpec, ...]:
         out.append(joint)
         link = joint.parent
     return tuple(reversed(out))
-
-
-def _cross_matrix(axis: Sequence[float]) -> np.ndarray:
-    k = np.asarray(axis, dtype=float)
-    return np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
-
-
-def _axis_rotation(axis: tuple[float, float, float], angle: np.ndarray) -> np.ndarray:
-    """(N, 3, 3) rotations by `angle` (N,) about the unit `axis` (Rodrigues)."""
-    K = _cross_matrix(axis)
-    s, c = np.sin(angle)[:, None, None], np.cos(angle)[:, None, None]
-    return np.eye(3) + s * K + (1.0 - c) * (K @ K)
-
-
-def link_pose(
-    base_pos: np.ndarray, base_rot: np.ndarray, joint_pos: np.ndarray, link: str
-) -> tuple[np.ndarray, np.ndarray]:
-    """World rotation (N, 3, 3) and origin (N, 3) of `link`, one joint at a time (the
-    reference `LinkChains` is tested against).
-
-    base_pos (N, 3), base_rot (N, 3, 3) world from pelvis, joint_pos (N, 29) in SDK order.
-    """
-    rot, pos = base_rot, base_pos
-    for joint in chain(link):
-        pos = pos + rot @ np.asarray(joint.pos)
-        rot = rot @ rpy_matrix(joint.rpy)
-        if isinstance(joint, JointSpec):
-            rot = rot @ _axis_rotation(joint.axis, joint_pos[:, JOINT_NAMES.index(joint.name)])
-    return rot, pos
 
 
 class LinkChains:
@@ -81,7 +53,7 @@ class LinkChains:
             offset = np.array([j.pos for j in joints])  # (L, 3)
             mount = np.array([rpy_matrix(j.rpy) for j in joints])  # (L, 3, 3)
             if actuated:
-                K = np.array([_cross_matrix(j.axis) for j in joints])
+                K = np.array([cross_matrix(j.axis) for j in joints])
                 index = [JOINT_NAMES.index(j.name) for j in joints]
                 self._steps.append((offset, mount, mount @ K, mount @ K @ K, index))
             else:
