@@ -17,7 +17,10 @@ from simreal.deploy.commands import VelocityCommands
 from simreal.deploy.g1.node import load_g1_policy
 from simreal.deploy.g1.observation import G1Observation, PolicyInputs
 from simreal.evaluation import load_policy, make_eval_env
-from simreal.tasks.g1.gait import walking
+from simreal.deploy.g1.gait_clock import GaitClock
+from simreal.robots.g1 import JOINT_NAMES
+from simreal.robots.g1.kinematics import link_poses
+from simreal.tasks.g1.gait import HIP_YAW_JOINTS, reference_offset, walking
 from simreal.tasks.g1_walk import G1WalkConfig, G1WalkEnv, HeightField, TerrainConfig
 from simreal.tasks.g1_walk.config import EvalWalkConfig, WalkCommandConfig
 from simreal.tasks.g1_walk.env import draw_commands
@@ -152,6 +155,50 @@ def test_deployment_metadata_and_trained_ranges():
     assert conditions["terrain"]["slope_max_deg"] == 10.0
     flat = G1WalkEnv(G1WalkConfig(terrain=TerrainConfig(kind="flat")), num_envs=1)
     assert flat.evaluation_conditions()["terrain"] == "flat" and flat.heightfield is None
+
+
+def test_the_turning_reference_keeps_the_stance_foot_still_as_the_pelvis_turns():
+    """gait_turn_gain = s T / 2: through one stance the stance hip's yaw runs down by the
+    pelvis's turn at the commanded rate, which is what a foot fixed on the ground needs
+    (the G1's hip yaw turns the foot about the pelvis's up axis, checked on the robot's
+    own kinematics); nothing while standing."""
+    s, period, rate = 0.55, 0.8, 0.7
+    gain = s * period / 2
+    phase = np.array([0.0, s - 1e-9, 0.0])
+    command = np.array([[0.0, 0.0, rate], [0.0, 0.0, rate], [0.0, 0.0, 0.05]])
+    offset = reference_offset(phase, command, s, 0.3, 0.0, "planar", turn_gain=gain)
+    left, right = HIP_YAW_JOINTS
+    turned = offset[1, left] - offset[0, left]
+    np.testing.assert_allclose(turned, -rate * s * period, rtol=1e-6)
+    # the right leg, half a period behind, is late in its own stance, turned the other way
+    assert offset[0, right] == pytest.approx(-gain * rate * (0.5 / s * 2 - 1))
+    assert not offset[2].any()  # 0.05 rad/s is standing: no clock, no reference
+    q = np.zeros(len(JOINT_NAMES))
+    q[left] = turned
+    foot, _ = link_poses(q)["left_ankle_roll_link"]
+    assert np.arctan2(foot[1, 0], foot[0, 0]) == pytest.approx(turned, rel=0.05)
+    np.testing.assert_array_equal(
+        reference_offset(phase, command, s, 0.3, 0.0, "planar")[:, HIP_YAW_JOINTS], 0.0
+    )
+
+
+def test_the_deploy_clock_turns_as_training_does_and_old_policies_do_not():
+    env = G1WalkEnv(G1WalkConfig(gait_reference_rad=0.3, gait_turn_gain=0.22), num_envs=1)
+    meta = {key: str(value) for key, value in env.deployment_metadata().items()}
+    clock = GaitClock.from_metadata(meta, "policy.onnx")
+    command = np.array([0.2, 0.0, -0.8])
+    env.command[:] = command
+    env.episode_step[:] = 7
+    np.testing.assert_array_equal(
+        clock.reference_offset(7 * env.control_dt, command), env.reference_offset()[0]
+    )
+    assert clock.reference_offset(7 * env.control_dt, command)[HIP_YAW_JOINTS].any()
+    del meta["gait_turn_gain"]  # exported before the turning reference: trained without
+    assert GaitClock.from_metadata(meta, "old.onnx").turn_gain == 0.0
+    with pytest.raises(Exception, match="gait_turn_gain"):
+        GaitClock.from_metadata({**meta, "gait_turn_gain": "fast"}, "bad.onnx")
+    with pytest.raises(ValueError, match="gait_turn_gain"):
+        G1WalkConfig(gait_turn_gain=-0.1).validate()
 
 
 @pytest.fixture(scope="module")

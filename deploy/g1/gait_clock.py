@@ -4,7 +4,7 @@ metadata, as the task runs it in training (`tasks.g1.gait`).
 Training's clock starts with the episode: the phase at episode time t is
 ((t - gait_start_s) / gait_period_s) mod 1, the clock reads (0, 0) while no walking
 speed is commanded, and the stepping reference (`gait_reference_rad`,
-`gait_stride_gain`) is added under the policy's action. On the robot t is the policy's
+`gait_stride_gain`, `gait_turn_gain`) is added under the policy's action. On the robot t is the policy's
 own time, counted in control steps since the policy was started, so the clock advances
 exactly one control period per policy step whatever the loop's jitter.
 """
@@ -29,6 +29,9 @@ KEYS = (
 RULE_KEY = "gait_walking_rule"
 """Which commands step (gait.WALKING_RULES); policies exported before g1-walk lack it and
 walk on the forward speed alone (`forward`, g1-pull's rule)."""
+TURN_KEY = "gait_turn_gain"
+"""The reference's hip turn per commanded yaw rate (gait.turn_reference); policies
+exported before it existed lack it and were trained without one (0)."""
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,7 @@ class GaitClock:
     reference_rad: float
     stride_gain: float
     walking_rule: str = "forward"
+    turn_gain: float = 0.0
 
     @classmethod
     def from_metadata(cls, raw: dict[str, str], source: str) -> GaitClock:
@@ -60,7 +64,13 @@ class GaitClock:
             raise PolicyMetadataError(
                 f"{source}: {RULE_KEY} {rule!r} is not one of {gait.WALKING_RULES}"
             )
-        clock = cls(*values, walking_rule=rule)
+        try:
+            turn_gain = float(raw.get(TURN_KEY, 0.0))
+        except ValueError:
+            raise PolicyMetadataError(
+                f"{source}: {TURN_KEY} {raw[TURN_KEY]!r} is not a number"
+            ) from None
+        clock = cls(*values, walking_rule=rule, turn_gain=turn_gain)
         if not (clock.period_s > 0 and 0 < clock.stance_fraction < 1):
             raise PolicyMetadataError(
                 f"{source}: gait_period_s {clock.period_s} must be > 0 and stance_fraction "
@@ -86,5 +96,6 @@ class GaitClock:
             self.reference_rad,
             self.stride_gain,
             self.walking_rule,
+            self.turn_gain,
         )
         return offset[0]

@@ -194,17 +194,20 @@ class G1GaitConfig(G1Config):
     """rad per m/s: the reference also strides at the commanded forward speed
     (gait.stride_reference; 0.37 matches the speed with the default clock). Acts only
     with gait_reference_rad > 0."""
+    gait_turn_gain: float = 0.0
+    """s (rad of hip yaw per rad/s of commanded yaw rate): the reference also turns the
+    hips through each stance at the commanded yaw rate (gait.turn_reference; s T / 2 =
+    0.22 s matches the rate with the default clock). Acts only with
+    gait_reference_rad > 0."""
 
     def validate(self) -> None:
         super().validate()
         for name in ("lin_vel_sigma_m_s", "yaw_rate_sigma"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"task.{name} must be positive, got {getattr(self, name)}")
-        if self.gait_reference_rad < 0 or self.gait_stride_gain < 0:
-            raise ValueError(
-                f"gait_reference_rad and gait_stride_gain must be >= 0, got "
-                f"{self.gait_reference_rad}, {self.gait_stride_gain}"
-            )
+        for name in ("gait_reference_rad", "gait_stride_gain", "gait_turn_gain"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"task.{name} must be >= 0, got {getattr(self, name)}")
         if self.gait_period_s <= 0 or not 0.0 < self.stance_fraction < 1.0:
             raise ValueError(
                 f"gait: need gait_period_s > 0 and 0 < stance_fraction < 1, got "

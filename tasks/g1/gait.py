@@ -36,6 +36,8 @@ LEG_REFERENCE_JOINTS = np.array(
     ]
 )
 """(2, 3) SDK indices of the joints the gait reference moves, per leg."""
+HIP_YAW_JOINTS = np.array([JOINT_NAMES.index(f"{side}_hip_yaw_joint") for side in ("left", "right")])
+"""(2,) SDK indices of the hip yaw joints the turning reference moves (left, right)."""
 
 
 def gait_phase(t: np.ndarray, start_s: float, period_s: float) -> np.ndarray:
@@ -101,6 +103,16 @@ def stride_reference(sweep: np.ndarray, speed: np.ndarray, gain_rad_s_m: float) 
     return np.stack([hip, np.zeros_like(hip), -hip], axis=-1)
 
 
+def turn_reference(sweep: np.ndarray, yaw_rate: np.ndarray, gain_s: float) -> np.ndarray:
+    """(N, 2) hip-yaw offsets (rad) per leg for turning at the commanded yaw rate (N,)
+    rad/s: -gain * rate * sweep. A stance foot stays put on the ground while the pelvis
+    turns above it, so the stance hip's yaw (thigh relative to pelvis) must run against
+    the turn; the swinging leg winds back and lands already turned. The pelvis turns
+    by rate * s T in a stance, so gain = s T / 2 matches the rate (0.22 s for s = 0.55,
+    T = 0.8 s)."""
+    return -gain_s * yaw_rate[:, None] * sweep
+
+
 def walking(command: np.ndarray, rule: str = "forward") -> np.ndarray:
     """(N,) bool: the commands (N, 3) ask for steps under `rule` (WALKING_RULES)."""
     if rule == "forward":
@@ -119,19 +131,23 @@ def reference_offset(
     amplitude_rad: float,
     stride_gain: float,
     rule: str = "forward",
+    turn_gain: float = 0.0,
 ) -> np.ndarray:
     """(N, 29) joint-target offsets (SDK order) of the stepping reference at gait phases
     (N,) under commands (N, 3): `leg_reference` of the swing lift, plus
-    `stride_reference` at the commanded forward speed when stride_gain > 0; zero with
-    amplitude 0; `rule` decides which commands step (`walking`). Training adds it under
-    the policy's action; so does the deploy node."""
+    `stride_reference` at the commanded forward speed when stride_gain > 0 and
+    `turn_reference` at the commanded yaw rate when turn_gain > 0; zero with amplitude 0;
+    `rule` decides which commands step (`walking`). Training adds it under the policy's
+    action; so does the deploy node."""
     offset = np.zeros((phase.shape[0], len(JOINT_NAMES)))
     if amplitude_rad == 0.0:
         return offset
     moving = walking(command, rule)
     reference = leg_reference(swing_lift(phase, moving, stance_fraction), amplitude_rad)
+    sweep = stride_sweep(phase, moving, stance_fraction)
     if stride_gain > 0.0:
-        sweep = stride_sweep(phase, moving, stance_fraction)
         reference += stride_reference(sweep, command[:, 0], stride_gain)
     offset[:, LEG_REFERENCE_JOINTS] = reference
+    if turn_gain > 0.0:
+        offset[:, HIP_YAW_JOINTS] = turn_reference(sweep, command[:, 2], turn_gain)
     return offset

@@ -87,6 +87,7 @@ class G1GaitEnv(G1Env):
             c.gait_reference_rad,
             c.gait_stride_gain,
             self.walking_rule,
+            c.gait_turn_gain,
         )
 
     def deployment_metadata(self) -> dict:
@@ -98,6 +99,7 @@ class G1GaitEnv(G1Env):
             "stance_fraction": c.stance_fraction,
             "gait_reference_rad": c.gait_reference_rad,
             "gait_stride_gain": c.gait_stride_gain,
+            "gait_turn_gain": c.gait_turn_gain,
             "gait_start_s": self.gait_start_s,
             "gait_walking_rule": self.walking_rule,
         }
