@@ -14,10 +14,10 @@ import torch
 from _g1_policy import sensed_state
 
 from simreal.deploy.commands import VelocityCommands
+from simreal.deploy.g1.gait_clock import GaitClock
 from simreal.deploy.g1.node import load_g1_policy
 from simreal.deploy.g1.observation import G1Observation, PolicyInputs
 from simreal.evaluation import load_policy, make_eval_env
-from simreal.deploy.g1.gait_clock import GaitClock
 from simreal.robots.g1 import JOINT_NAMES
 from simreal.robots.g1.kinematics import link_poses
 from simreal.tasks.g1.gait import HIP_YAW_JOINTS, reference_offset, walking

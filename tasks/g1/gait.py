@@ -36,7 +36,9 @@ LEG_REFERENCE_JOINTS = np.array(
     ]
 )
 """(2, 3) SDK indices of the joints the gait reference moves, per leg."""
-HIP_YAW_JOINTS = np.array([JOINT_NAMES.index(f"{side}_hip_yaw_joint") for side in ("left", "right")])
+HIP_YAW_JOINTS = np.array(
+    [JOINT_NAMES.index(f"{side}_hip_yaw_joint") for side in ("left", "right")]
+)
 """(2,) SDK indices of the hip yaw joints the turning reference moves (left, right)."""
 
 
