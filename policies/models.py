@@ -129,9 +129,9 @@ class GroupedActor(nn.Module):
         self.stack = False
         """Run them stacked (opt-in). Measured with bench/decoupled_update.py, stacking
         does not pay: on a CPU the update is bound by the arithmetic, which stacking does
-        not reduce (2.11x coupled against 1.76x per group, 32k samples, 2 threads), and on
-        an H200 the padded batched products cost more than the per-group kernels they
-        replace (1.43x against 1.17x at 131k samples, 1.22x both at 32k;
+        not reduce (2.15x coupled against 1.73x per group, 32k samples, 2 threads; 1.86x the
+        multiply-adds), and on an H200 the padded batched products cost more than the
+        per-group kernels they replace (1.43x against 1.17x at 131k samples, 1.22x both at 32k;
         results/bench/gpu/log.txt)."""
         widths = [len(idx) for idx in groups.values()]
         pad = max(widths)
