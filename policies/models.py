@@ -131,8 +131,8 @@ class GroupedActor(nn.Module):
         does not pay: on a CPU the update is bound by the arithmetic, which stacking does
         not reduce (2.15x coupled against 1.73x per group, 32k samples, 2 threads; 1.86x the
         multiply-adds), and on an H200 the padded batched products cost more than the
-        per-group kernels they replace (1.43x against 1.17x at 131k samples, 1.22x both at 32k;
-        results/bench/gpu/log.txt)."""
+        per-group kernels they replace (1.43x against 1.17x at 131k samples, 1.22x both at
+        32k; results/bench/gpu/log.txt)."""
         widths = [len(idx) for idx in groups.values()]
         pad = max(widths)
         self.register_buffer(
