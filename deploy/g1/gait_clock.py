@@ -29,9 +29,10 @@ KEYS = (
 RULE_KEY = "gait_walking_rule"
 """Which commands step (gait.WALKING_RULES); policies exported before g1-walk lack it and
 walk on the forward speed alone (`forward`, g1-pull's rule)."""
-TURN_KEY = "gait_turn_gain"
-"""The reference's hip turn per commanded yaw rate (gait.turn_reference); policies
-exported before it existed lack it and were trained without one (0)."""
+OPTIONAL_KEYS = {"gait_turn_gain": 0.0}
+"""Numeric clock keys added after the first walking policies, with the value those
+policies were trained with: the reference's hip turn per commanded yaw rate
+(gait.turn_reference) was 0 before it existed."""
 
 
 @dataclass(frozen=True)
@@ -53,24 +54,19 @@ class GaitClock:
                 f"{source}: its observation has a gait clock but the metadata lacks "
                 f"{', '.join(missing)}"
             )
-        try:
-            values = [float(raw[key]) for key in KEYS]
-        except ValueError:
-            raise PolicyMetadataError(
-                f"{source}: gait metadata {[raw[k] for k in KEYS]} are not all numbers"
-            ) from None
+        numbers = {key: raw[key] for key in KEYS} | {
+            key: raw.get(key, default) for key, default in OPTIONAL_KEYS.items()
+        }
+        bad = [f"{key}={value!r}" for key, value in numbers.items() if not _is_number(value)]
+        if bad:
+            raise PolicyMetadataError(f"{source}: gait metadata not numbers: {', '.join(bad)}")
         rule = raw.get(RULE_KEY, "forward")
         if rule not in gait.WALKING_RULES:
             raise PolicyMetadataError(
                 f"{source}: {RULE_KEY} {rule!r} is not one of {gait.WALKING_RULES}"
             )
-        try:
-            turn_gain = float(raw.get(TURN_KEY, 0.0))
-        except ValueError:
-            raise PolicyMetadataError(
-                f"{source}: {TURN_KEY} {raw[TURN_KEY]!r} is not a number"
-            ) from None
-        clock = cls(*values, walking_rule=rule, turn_gain=turn_gain)
+        values = [float(numbers[key]) for key in KEYS]
+        clock = cls(*values, walking_rule=rule, turn_gain=float(numbers["gait_turn_gain"]))
         if not (clock.period_s > 0 and 0 < clock.stance_fraction < 1):
             raise PolicyMetadataError(
                 f"{source}: gait_period_s {clock.period_s} must be > 0 and stance_fraction "
@@ -99,3 +95,11 @@ class GaitClock:
             self.turn_gain,
         )
         return offset[0]
+
+
+def _is_number(value) -> bool:
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return True

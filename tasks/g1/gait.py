@@ -146,10 +146,11 @@ def reference_offset(
         return offset
     moving = walking(command, rule)
     reference = leg_reference(swing_lift(phase, moving, stance_fraction), amplitude_rad)
-    sweep = stride_sweep(phase, moving, stance_fraction)
-    if stride_gain > 0.0:
-        reference += stride_reference(sweep, command[:, 0], stride_gain)
+    if stride_gain > 0.0 or turn_gain > 0.0:
+        sweep = stride_sweep(phase, moving, stance_fraction)
+        if stride_gain > 0.0:
+            reference += stride_reference(sweep, command[:, 0], stride_gain)
+        if turn_gain > 0.0:
+            offset[:, HIP_YAW_JOINTS] = turn_reference(sweep, command[:, 2], turn_gain)
     offset[:, LEG_REFERENCE_JOINTS] = reference
-    if turn_gain > 0.0:
-        offset[:, HIP_YAW_JOINTS] = turn_reference(sweep, command[:, 2], turn_gain)
     return offset
