@@ -18,9 +18,14 @@ from simreal.deploy.g1.gait_clock import GaitClock
 from simreal.deploy.g1.node import load_g1_policy
 from simreal.deploy.g1.observation import G1Observation, PolicyInputs
 from simreal.evaluation import load_policy, make_eval_env
-from simreal.robots.g1 import JOINT_NAMES
+from simreal.robots.g1 import DEFAULT_JOINT_POS, JOINT_NAMES
 from simreal.robots.g1.kinematics import link_poses
-from simreal.tasks.g1.gait import HIP_YAW_JOINTS, reference_offset, walking
+from simreal.tasks.g1.gait import (
+    HIP_YAW_JOINTS,
+    SIDE_REFERENCE_JOINTS,
+    reference_offset,
+    walking,
+)
 from simreal.tasks.g1_walk import G1WalkConfig, G1WalkEnv, HeightField, TerrainConfig
 from simreal.tasks.g1_walk.config import EvalWalkConfig, WalkCommandConfig
 from simreal.tasks.g1_walk.env import draw_commands
@@ -182,23 +187,55 @@ def test_the_turning_reference_keeps_the_stance_foot_still_as_the_pelvis_turns()
     )
 
 
+def test_the_sideways_stride_carries_the_stance_foot_under_the_pelvis_at_the_speed():
+    """gait_side_gain = s T / (2 * 0.52 m): through one stance the stance foot travels
+    sideways against the commanded sideways speed by speed * s T, measured on the robot's
+    own kinematics, with its sole kept level; nothing without a sideways command."""
+    s, period, speed = 0.55, 0.8, 0.3
+    gain = s * period / (2 * 0.52)
+    phase = np.array([0.0, s - 1e-9])
+    command = np.array([[0.0, speed, 0.0]] * 2)
+    offset = reference_offset(phase, command, s, 0.3, 0.0, "planar", side_gain=gain)
+    hip, ankle = SIDE_REFERENCE_JOINTS[0]
+    np.testing.assert_allclose(offset[:, ankle], -offset[:, hip])
+    default = np.array(DEFAULT_JOINT_POS)
+    feet = []
+    for row in offset:
+        q = default.copy()
+        q[[hip, ankle]] += row[[hip, ankle]]
+        rot, foot = link_poses(q)["left_ankle_roll_link"]
+        assert abs(np.arctan2(rot[2, 1], rot[2, 2])) < 0.02  # the sole stays level
+        feet.append(foot[1])
+    # a foot fixed on the ground under a pelvis moving left at `speed`: -speed * s T
+    assert feet[1] - feet[0] == pytest.approx(-speed * s * period, rel=0.1)
+    still = reference_offset(phase, command * [1, 0, 1], s, 0.3, 0.0, "planar", side_gain=gain)
+    assert not still[:, SIDE_REFERENCE_JOINTS].any()
+
+
 def test_the_deploy_clock_turns_as_training_does_and_old_policies_do_not():
-    env = G1WalkEnv(G1WalkConfig(gait_reference_rad=0.3, gait_turn_gain=0.22), num_envs=1)
+    env = G1WalkEnv(
+        G1WalkConfig(gait_reference_rad=0.3, gait_turn_gain=0.22, gait_side_gain=0.42),
+        num_envs=1,
+    )
     meta = {key: str(value) for key, value in env.deployment_metadata().items()}
     clock = GaitClock.from_metadata(meta, "policy.onnx")
-    command = np.array([0.2, 0.0, -0.8])
+    command = np.array([0.2, -0.3, -0.8])
     env.command[:] = command
     env.episode_step[:] = 7
     np.testing.assert_array_equal(
         clock.reference_offset(7 * env.control_dt, command), env.reference_offset()[0]
     )
     assert clock.reference_offset(7 * env.control_dt, command)[HIP_YAW_JOINTS].any()
-    del meta["gait_turn_gain"]  # exported before the turning reference: trained without
-    assert GaitClock.from_metadata(meta, "old.onnx").turn_gain == 0.0
+    assert clock.reference_offset(7 * env.control_dt, command)[SIDE_REFERENCE_JOINTS].any()
+    del meta["gait_turn_gain"], meta["gait_side_gain"]  # exported before either existed
+    old = GaitClock.from_metadata(meta, "old.onnx")
+    assert old.turn_gain == 0.0 and old.side_gain == 0.0
     with pytest.raises(Exception, match="gait_turn_gain"):
         GaitClock.from_metadata({**meta, "gait_turn_gain": "fast"}, "bad.onnx")
     with pytest.raises(ValueError, match="gait_turn_gain"):
         G1WalkConfig(gait_turn_gain=-0.1).validate()
+    with pytest.raises(ValueError, match="gait_side_gain"):
+        G1WalkConfig(gait_side_gain=-0.1).validate()
 
 
 @pytest.fixture(scope="module")

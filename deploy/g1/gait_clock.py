@@ -4,7 +4,7 @@ metadata, as the task runs it in training (`tasks.g1.gait`).
 Training's clock starts with the episode: the phase at episode time t is
 ((t - gait_start_s) / gait_period_s) mod 1, the clock reads (0, 0) while no walking
 speed is commanded, and the stepping reference (`gait_reference_rad`,
-`gait_stride_gain`, `gait_turn_gain`) is added under the policy's action. On the robot t
+`gait_stride_gain`, `gait_turn_gain`, `gait_side_gain`) is added under the policy's action. On the robot t
 is the policy's own time, counted in control steps since the policy was started, so the
 clock advances exactly one control period per policy step whatever the loop's jitter.
 """
@@ -29,10 +29,11 @@ KEYS = (
 RULE_KEY = "gait_walking_rule"
 """Which commands step (gait.WALKING_RULES); policies exported before g1-walk lack it and
 walk on the forward speed alone (`forward`, g1-pull's rule)."""
-OPTIONAL_KEYS = {"gait_turn_gain": 0.0}
+OPTIONAL_KEYS = {"gait_turn_gain": 0.0, "gait_side_gain": 0.0}
 """Numeric clock keys added after the first walking policies, with the value those
 policies were trained with: the reference's hip turn per commanded yaw rate
-(gait.turn_reference) was 0 before it existed."""
+(gait.turn_reference) and its sideways stride (gait.side_reference) were 0 before they
+existed."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,7 @@ class GaitClock:
     stride_gain: float
     walking_rule: str = "forward"
     turn_gain: float = 0.0
+    side_gain: float = 0.0
 
     @classmethod
     def from_metadata(cls, raw: dict[str, str], source: str) -> GaitClock:
@@ -66,7 +68,12 @@ class GaitClock:
                 f"{source}: {RULE_KEY} {rule!r} is not one of {gait.WALKING_RULES}"
             )
         values = [float(numbers[key]) for key in KEYS]
-        clock = cls(*values, walking_rule=rule, turn_gain=float(numbers["gait_turn_gain"]))
+        clock = cls(
+            *values,
+            walking_rule=rule,
+            turn_gain=float(numbers["gait_turn_gain"]),
+            side_gain=float(numbers["gait_side_gain"]),
+        )
         if not (clock.period_s > 0 and 0 < clock.stance_fraction < 1):
             raise PolicyMetadataError(
                 f"{source}: gait_period_s {clock.period_s} must be > 0 and stance_fraction "
@@ -93,6 +100,7 @@ class GaitClock:
             self.stride_gain,
             self.walking_rule,
             self.turn_gain,
+            self.side_gain,
         )
         return offset[0]
 

@@ -199,13 +199,22 @@ class G1GaitConfig(G1Config):
     hips through each stance at the commanded yaw rate (gait.turn_reference; s T / 2 =
     0.22 s matches the rate with the default clock). Acts only with
     gait_reference_rad > 0."""
+    gait_side_gain: float = 0.0
+    """rad per m/s: the reference also strides sideways at the commanded sideways speed
+    (gait.side_reference: hip and ankle roll; 0.42 matches the speed with the default
+    clock). Acts only with gait_reference_rad > 0."""
 
     def validate(self) -> None:
         super().validate()
         for name in ("lin_vel_sigma_m_s", "yaw_rate_sigma"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"task.{name} must be positive, got {getattr(self, name)}")
-        for name in ("gait_reference_rad", "gait_stride_gain", "gait_turn_gain"):
+        for name in (
+            "gait_reference_rad",
+            "gait_stride_gain",
+            "gait_turn_gain",
+            "gait_side_gain",
+        ):
             if getattr(self, name) < 0:
                 raise ValueError(f"task.{name} must be >= 0, got {getattr(self, name)}")
         if self.gait_period_s <= 0 or not 0.0 < self.stance_fraction < 1.0:

@@ -40,6 +40,14 @@ HIP_YAW_JOINTS = np.array(
     [JOINT_NAMES.index(f"{side}_hip_yaw_joint") for side in ("left", "right")]
 )
 """(2,) SDK indices of the hip yaw joints the turning reference moves (left, right)."""
+SIDE_REFERENCE_JOINTS = np.array(
+    [
+        [JOINT_NAMES.index(f"{side}_{joint}_joint") for joint in ("hip_roll", "ankle_roll")]
+        for side in ("left", "right")
+    ]
+)
+"""(2, 2) SDK indices of the joints the sideways stride moves (hip roll, ankle roll), per
+leg."""
 
 
 def gait_phase(t: np.ndarray, start_s: float, period_s: float) -> np.ndarray:
@@ -105,6 +113,19 @@ def stride_reference(sweep: np.ndarray, speed: np.ndarray, gain_rad_s_m: float) 
     return np.stack([hip, np.zeros_like(hip), -hip], axis=-1)
 
 
+def side_reference(sweep: np.ndarray, speed: np.ndarray, gain_rad_s_m: float) -> np.ndarray:
+    """(N, 2, 2) joint-target offsets (hip roll, ankle roll) per leg for a sideways stride
+    at the commanded sideways speed (N,) m/s (positive: to the left): the hip rolls by
+    -gain * speed * sweep, so a stance foot travels to the right under a pelvis going
+    left, and the ankle takes the opposite, keeping the sole level. Positive hip roll
+    moves the G1's foot to its left (+y) by about 0.52 m per rad from the default pose
+    (robots/g1/kinematics), so gain = s T / (2 * 0.52 m) = 0.42 rad s/m matches the
+    speed with the default clock. The legs sweep half a period apart, so at full speed
+    the feet close in on each other by up to twice the foot's sweep."""
+    hip = -gain_rad_s_m * speed[:, None] * sweep
+    return np.stack([hip, -hip], axis=-1)
+
+
 def turn_reference(sweep: np.ndarray, yaw_rate: np.ndarray, gain_s: float) -> np.ndarray:
     """(N, 2) hip-yaw offsets (rad) per leg for turning at the commanded yaw rate (N,)
     rad/s: -gain * rate * sweep. A stance foot stays put on the ground while the pelvis
@@ -134,11 +155,13 @@ def reference_offset(
     stride_gain: float,
     rule: str = "forward",
     turn_gain: float = 0.0,
+    side_gain: float = 0.0,
 ) -> np.ndarray:
     """(N, 29) joint-target offsets (SDK order) of the stepping reference at gait phases
     (N,) under commands (N, 3): `leg_reference` of the swing lift, plus
-    `stride_reference` at the commanded forward speed when stride_gain > 0 and
-    `turn_reference` at the commanded yaw rate when turn_gain > 0; zero with amplitude 0;
+    `stride_reference` at the commanded forward speed when stride_gain > 0,
+    `turn_reference` at the commanded yaw rate when turn_gain > 0 and `side_reference` at
+    the commanded sideways speed when side_gain > 0; zero with amplitude 0;
     `rule` decides which commands step (`walking`). Training adds it under the policy's
     action; so does the deploy node."""
     offset = np.zeros((phase.shape[0], len(JOINT_NAMES)))
@@ -146,11 +169,13 @@ def reference_offset(
         return offset
     moving = walking(command, rule)
     reference = leg_reference(swing_lift(phase, moving, stance_fraction), amplitude_rad)
-    if stride_gain > 0.0 or turn_gain > 0.0:
+    if stride_gain > 0.0 or turn_gain > 0.0 or side_gain > 0.0:
         sweep = stride_sweep(phase, moving, stance_fraction)
         if stride_gain > 0.0:
             reference += stride_reference(sweep, command[:, 0], stride_gain)
         if turn_gain > 0.0:
             offset[:, HIP_YAW_JOINTS] = turn_reference(sweep, command[:, 2], turn_gain)
+        if side_gain > 0.0:
+            offset[:, SIDE_REFERENCE_JOINTS] = side_reference(sweep, command[:, 1], side_gain)
     offset[:, LEG_REFERENCE_JOINTS] = reference
     return offset

@@ -88,6 +88,7 @@ class G1GaitEnv(G1Env):
             c.gait_stride_gain,
             self.walking_rule,
             c.gait_turn_gain,
+            c.gait_side_gain,
         )
 
     def deployment_metadata(self) -> dict:
@@ -100,6 +101,7 @@ class G1GaitEnv(G1Env):
             "gait_reference_rad": c.gait_reference_rad,
             "gait_stride_gain": c.gait_stride_gain,
             "gait_turn_gain": c.gait_turn_gain,
+            "gait_side_gain": c.gait_side_gain,
             "gait_start_s": self.gait_start_s,
             "gait_walking_rule": self.walking_rule,
         }
