@@ -8,7 +8,11 @@ gait). The errors here pool every counted step of every episode, so they read so
 higher than `simreal eval`'s mean of per-episode RMSEs. This runs the task's evaluation
 (same commands, ground, friction, settling time) and splits the squared error per command
 segment into the two, for the planar velocity and the yaw rate; it also fits the slope of
-the segment means against the commands (1: it follows them; 0: it ignores them).
+the segment means against the commands (1: it follows them; 0: it ignores them). And it
+says at what frequencies the yaw rate sways while walking (the share of its variance in
+bands around the gait's frequency and above, from windows of 256 control steps of
+uninterrupted walking), beside the action's step-to-step change: a sway at the gait
+frequency is the step's twist, one above 3 Hz the policy's jitter.
 
     python experiments/g1_walk_tracking.py POLICY [--episodes 30] [--seed 0] [--json FILE]
 
@@ -51,6 +55,33 @@ def split_errors(cmd: np.ndarray, vel: np.ndarray, segment: np.ndarray) -> dict:
     }
 
 
+BANDS_HZ = ((0.0, 0.9), (0.9, 1.7), (1.7, 3.3), (3.3, 6.0), (6.0, 12.0), (12.0, 25.0))
+"""Yaw-rate sway bands: slow drift, the 0.8 s gait's stride frequency (1.25 Hz), its
+step frequency (2.5 Hz), and above. A 256-step window (5.12 s at 50 Hz) resolves 0.2 Hz
+and its Hann taper spreads a line over +-0.4 Hz, inside these bands."""
+
+
+def sway_spectrum(yaw_rate: np.ndarray, walking: np.ndarray, dt: float, window: int = 256):
+    """Share of the yaw rate's variance (about each window's mean) per band of BANDS_HZ,
+    over Hann windows of `window` steps, half overlapping, in which the robot walked
+    throughout; yaw_rate, walking (T, N). None when no window qualifies."""
+    taper = np.hanning(window)
+    power = []
+    for i in range(yaw_rate.shape[1]):
+        for start in range(0, yaw_rate.shape[0] - window + 1, window // 2):
+            if walking[start : start + window, i].all():
+                x = yaw_rate[start : start + window, i]
+                power.append(np.abs(np.fft.rfft((x - x.mean()) * taper)) ** 2)
+    if not power:
+        return None
+    mean = np.mean(power, axis=0)[1:]
+    freq = np.fft.rfftfreq(window, dt)[1:]
+    return {
+        f"{lo:g}-{hi:g}_hz": float(mean[(freq >= lo) & (freq < hi)].sum() / mean.sum())
+        for lo, hi in BANDS_HZ
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("policy", type=Path)
@@ -72,9 +103,14 @@ def main(argv: list[str] | None = None) -> int:
     since = np.zeros(n, dtype=int)
     last = env.command.copy()
     rows: list[tuple] = []
+    yaw_series, walk_series, actions = [], [], []
     for _ in range(steps - 1):
-        step = env.step(policy(obs))
+        action = np.asarray(policy(obs))
+        step = env.step(action)
         obs = step.obs
+        yaw_series.append(env.base_yaw_rate().copy())
+        walk_series.append(env.walking() & alive & ~np.asarray(step.terminated))
+        actions.append(action)
         alive &= ~np.asarray(step.terminated)
         changed = np.any(env.command != last, axis=1)
         segment[changed] += 1
@@ -93,6 +129,10 @@ def main(argv: list[str] | None = None) -> int:
         "fallen": int((~alive).sum()),
         "planar_velocity_m_s": split_errors(data[:, 2:4], data[:, 5:7], key),
         "yaw_rate_rad_s": split_errors(data[:, 4:5], data[:, 7:8], key),
+        "yaw_sway_band_share": sway_spectrum(
+            np.array(yaw_series), np.array(walk_series), env.control_dt
+        ),
+        "action_change_rms": float(np.sqrt(np.mean(np.square(np.diff(actions, axis=0))))),
         "conditions": {
             "foot_friction": env.cfg.eval_friction,
             "terrain": env.cfg.terrain.kind,

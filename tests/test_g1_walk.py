@@ -353,3 +353,19 @@ def test_tracking_error_splits_into_going_the_wrong_speed_and_swaying():
     assert out["bias_rms"] == pytest.approx(np.sqrt((0.4**2 + 0.2**2) / 2))
     assert out["rmse"] ** 2 == pytest.approx(out["bias_rms"] ** 2 + out["sway_rms"] ** 2)
     assert out["segments"] == 2
+
+
+def test_the_yaw_sway_spectrum_finds_a_twist_at_the_gait_frequency_and_a_jitter_above():
+    """A yaw rate made of a 1.25 Hz twist (the 0.8 s gait's stride) and a 10 Hz jitter of
+    equal power lands half in each band; windows with a standing step are left out."""
+    spectrum = _tracking_tool().sway_spectrum
+    dt = 0.02
+    t = np.arange(1000)[:, None] * dt
+    yaw = 0.3 * np.sin(2 * np.pi * 1.25 * t) + 0.3 * np.sin(2 * np.pi * 10.0 * t) + 0.5
+    walking = np.ones((1000, 1), dtype=bool)
+    bands = spectrum(yaw, walking, dt)
+    assert bands["0.9-1.7_hz"] == pytest.approx(0.5, abs=0.02)
+    assert bands["6-12_hz"] == pytest.approx(0.5, abs=0.02)
+    assert sum(bands.values()) == pytest.approx(1.0)
+    walking[::200] = False  # a stop in every window: nothing to measure
+    assert spectrum(yaw, walking, dt) is None
