@@ -4,9 +4,10 @@ metadata, as the task runs it in training (`tasks.g1.gait`).
 Training's clock starts with the episode: the phase at episode time t is
 ((t - gait_start_s) / gait_period_s) mod 1, the clock reads (0, 0) while no walking
 speed is commanded, and the stepping reference (`gait_reference_rad`,
-`gait_stride_gain`, `gait_turn_gain`, `gait_side_gain`) is added under the policy's action. On the robot t
-is the policy's own time, counted in control steps since the policy was started, so the
-clock advances exactly one control period per policy step whatever the loop's jitter.
+`gait_stride_gain`, `gait_turn_gain`, `gait_side_gain`) is added under the policy's
+action. On the robot t is the policy's own time, counted in control steps since the
+policy was started, so the clock advances exactly one control period per policy step
+whatever the loop's jitter.
 """
 
 from __future__ import annotations
