@@ -30,11 +30,11 @@ KEYS = (
 RULE_KEY = "gait_walking_rule"
 """Which commands step (gait.WALKING_RULES); policies exported before g1-walk lack it and
 walk on the forward speed alone (`forward`, g1-pull's rule)."""
-OPTIONAL_KEYS = {"gait_turn_gain": 0.0, "gait_side_gain": 0.0}
-"""Numeric clock keys added after the first walking policies, with the value those
-policies were trained with: the reference's hip turn per commanded yaw rate
-(gait.turn_reference) and its sideways stride (gait.side_reference) were 0 before they
-existed."""
+OPTIONAL_KEYS = {"gait_turn_gain": ("turn_gain", 0.0), "gait_side_gain": ("side_gain", 0.0)}
+"""Numeric clock keys added after the first walking policies: the GaitClock field each
+sets and the value those policies were trained with (the reference's hip turn per
+commanded yaw rate, gait.turn_reference, and its sideways stride, gait.side_reference,
+were 0 before they existed)."""
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ class GaitClock:
                 f"{', '.join(missing)}"
             )
         numbers = {key: raw[key] for key in KEYS} | {
-            key: raw.get(key, default) for key, default in OPTIONAL_KEYS.items()
+            key: raw.get(key, default) for key, (_, default) in OPTIONAL_KEYS.items()
         }
         bad = [f"{key}={value!r}" for key, value in numbers.items() if not _is_number(value)]
         if bad:
@@ -69,12 +69,8 @@ class GaitClock:
                 f"{source}: {RULE_KEY} {rule!r} is not one of {gait.WALKING_RULES}"
             )
         values = [float(numbers[key]) for key in KEYS]
-        clock = cls(
-            *values,
-            walking_rule=rule,
-            turn_gain=float(numbers["gait_turn_gain"]),
-            side_gain=float(numbers["gait_side_gain"]),
-        )
+        optional = {field: float(numbers[key]) for key, (field, _) in OPTIONAL_KEYS.items()}
+        clock = cls(*values, walking_rule=rule, **optional)
         if not (clock.period_s > 0 and 0 < clock.stance_fraction < 1):
             raise PolicyMetadataError(
                 f"{source}: gait_period_s {clock.period_s} must be > 0 and stance_fraction "
