@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The training-speed checks that need a GPU, in one script (about 7 minutes on one H200
-# with 16 cores; FULL=1 adds the 2-8 thread rows, the CPU-learner rows and the PPO update
-# benchmark, about 6 more): quad-hover to a return of 474 with the learner on the GPU
-# (2048 simulations x 8 steps per iteration), the training-throughput table of g1-pull
-# on 16 threads with the simulations stepped at once and in 2, 4 or 8 overlapping groups
-# (train.env_groups), the CUDA paths of the tests, and quad-hover with the task's default
-# 512 simulations x 32 steps beside the first. Every step writes its output under
+# with 16 cores; FULL=1 adds quad-hover at the task's default 512 x 32, the 2-8 thread
+# rows, the CPU-learner rows and the PPO update benchmark, about 8 more): the
+# training-throughput table of g1-pull on 16 threads with the learner on the GPU, its
+# simulations stepped at once or in 2 or 4 overlapping groups acting group by group
+# (train.env_groups), at 1024 and at 2048 simulations; the CUDA paths of the tests;
+# g1-force's task layer against raw physics at 1024 simulations; quad-hover to a return
+# of 474 (2048 simulations x 8 steps per iteration). Every step writes its output under
 # OUT and goes on if one fails, so a partial run still reports what it measured
 # (OUT/log.txt and the JSON files of the tables).
 #
@@ -34,17 +35,22 @@ step() {  # step NAME COMMAND...: run, append its output to OUT/log.txt, note it
   $py -c "import torch, mujoco; print('torch', torch.__version__, 'cuda', torch.cuda.is_available(), 'mujoco', mujoco.__version__)"
 } 2>&1 | tee "$OUT/log.txt"
 
+step scale_g1_pull_cuda $py bench/scale.py --training --task g1-pull --device cuda \
+  --threads 16 --groups 1 2 4 --envs-per-thread 64 --iterations 3 \
+  --json "$OUT/scale_g1_pull_cuda.json"
+step scale_g1_pull_cuda_2048 $py bench/scale.py --training --task g1-pull --device cuda \
+  --threads 16 --groups 1 2 --envs-per-thread 128 --iterations 3 \
+  --json "$OUT/scale_g1_pull_cuda_2048.json"
+step tests $py -m pytest -q -p no:cacheprovider tests/test_overlap.py \
+  tests/test_policies.py tests/test_distributed.py -k "device or stack or placement or gpu or overlap or groups or chains"
+step engine_overhead_g1_force $py bench/engine_overhead.py --task g1-force --envs 1024 \
+  --steps 100 --rounds 3
 step quad_hover_cuda $py bench/quad_hover_training.py --seeds 0 1 2 --minutes 1 \
   --out /tmp/qh --json "$OUT/quad_hover_cuda.json" --device cuda --envs 2048 \
   --set train.ppo.num_steps_per_env=8
-step scale_g1_pull_cuda $py bench/scale.py --training --task g1-pull --device cuda \
-  --threads 16 --groups 1 2 4 8 --envs-per-thread 64 --iterations 3 \
-  --json "$OUT/scale_g1_pull_cuda.json"
-step tests $py -m pytest -q -p no:cacheprovider tests/test_overlap.py \
-  tests/test_policies.py tests/test_distributed.py -k "device or stack or placement or gpu or overlap or groups or chains"
-step quad_hover_cuda_default $py bench/quad_hover_training.py --seeds 0 1 2 --minutes 1 \
-  --out /tmp/qh-default --json "$OUT/quad_hover_cuda_default.json" --device cuda
 if [ "${FULL:-0}" = 1 ]; then
+  step quad_hover_cuda_default $py bench/quad_hover_training.py --seeds 0 1 2 --minutes 1 \
+    --out /tmp/qh-default --json "$OUT/quad_hover_cuda_default.json" --device cuda
   step scale_g1_pull_cuda_threads $py bench/scale.py --training --task g1-pull --device cuda \
     --threads 2 4 8 --groups 1 --envs-per-thread 64 --iterations 3 \
     --json "$OUT/scale_g1_pull_cuda_threads.json"
