@@ -137,13 +137,13 @@ def test_a_rollout_acting_per_group_stores_what_the_groups_did(tmp_path):
         env = make_env("quad-hover", runner.env.groups[g].cfg, 2, seed=2 + g)
         expected = env.reset()[0]
         for t in range(storage.num_steps):
-            np.testing.assert_array_equal(storage.obs[t, rows].numpy(), expected)
-            step = env.step(storage.actions[t, rows].numpy())
-            np.testing.assert_array_equal(storage.rewards[t, rows].numpy(), step.reward)
+            np.testing.assert_array_equal(storage.obs[t, rows].cpu().numpy(), expected)
+            step = env.step(storage.actions[t, rows].cpu().numpy())
+            np.testing.assert_array_equal(storage.rewards[t, rows].cpu().numpy(), step.reward)
             done = (step.terminated | step.truncated).astype(np.float32)
-            np.testing.assert_array_equal(storage.dones[t, rows].numpy(), done)
+            np.testing.assert_array_equal(storage.dones[t, rows].cpu().numpy(), done)
             expected = step.obs
-        np.testing.assert_array_equal(last_obs[rows].numpy(), expected)
+        np.testing.assert_array_equal(last_obs[rows].cpu().numpy(), expected)
 
 
 def test_the_return_scaler_keeps_each_rows_running_return():
