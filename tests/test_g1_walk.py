@@ -108,6 +108,29 @@ def test_commands_cover_the_ranges_and_a_share_stand_still():
         WalkCommandConfig(vx_m_s=(0.2, 1.0)).validate()
 
 
+def test_single_axis_commands_walk_straight_step_sideways_or_turn_in_place():
+    """A `single_axis_prob` share keeps one component, each axis about as often; at 0 the
+    draw is the one every earlier run trained and evaluated with."""
+    cfg = WalkCommandConfig(standing_prob=0.0, single_axis_prob=0.5)
+    command = draw_commands(np.random.default_rng(0), 30_000, cfg)
+    moving_axes = (command != 0.0).sum(axis=1)
+    assert abs((moving_axes == 1).mean() - 0.5) < 0.01 and set(moving_axes) == {1, 3}
+    single = command[moving_axes == 1]
+    assert np.allclose(
+        np.bincount(np.argmax(single != 0.0, axis=1)) / len(single), 1 / 3, atol=0.02
+    )
+    turning = single[single[:, 2] != 0.0, 2]
+    assert turning.min() < -0.99 and turning.max() > 0.99  # the whole yaw range, in place
+    before = WalkCommandConfig()
+    rng = np.random.default_rng(3)
+    ranges = np.array([before.vx_m_s, before.vy_m_s, before.yaw_rate_rad_s])
+    expected = rng.uniform(ranges[:, 0], ranges[:, 1], (100, 3))
+    expected[rng.random(100) < before.standing_prob] = 0.0
+    np.testing.assert_array_equal(draw_commands(np.random.default_rng(3), 100, before), expected)
+    with pytest.raises(ValueError, match="single_axis_prob"):
+        WalkCommandConfig(single_axis_prob=1.5).validate()
+
+
 def test_tracking_errors_skip_the_settling_time_after_a_new_command():
     cfg = G1WalkConfig(evaluation=True, eval_walk=EvalWalkConfig(settle_s=0.2))
     env = G1WalkEnv(cfg, num_envs=2, seed=0)

@@ -32,6 +32,11 @@ class WalkCommandConfig:
     vy_m_s: tuple[float, float] = (-0.4, 0.4)
     yaw_rate_rad_s: tuple[float, float] = (-1.0, 1.0)
     standing_prob: float = 0.15
+    single_axis_prob: float = 0.0
+    """The share of commands that keep only one of vx, vy and yaw rate (which one uniform),
+    the others zero: walk straight, step sideways, turn in place, the commands a joystick
+    or a scripted cmd_vel sends most and a draw from the whole box almost never gives (the
+    README's walkthrough turns in place). 0 draws as before (the same random numbers)."""
     hold_s: tuple[float, float] = (4.0, 10.0)
     """Each command lasts this long (uniform), then a new one is drawn."""
 
@@ -46,8 +51,9 @@ class WalkCommandConfig:
             low, high = getattr(self, name)
             if not low <= 0.0 <= high:
                 raise ValueError(f"command.{name}: need low <= 0 <= high, got {low}, {high}")
-        if not 0.0 <= self.standing_prob <= 1.0:
-            raise ValueError(f"command.standing_prob must lie in [0, 1], got {self.standing_prob}")
+        for name in ("standing_prob", "single_axis_prob"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"command.{name} must lie in [0, 1], got {getattr(self, name)}")
         low, high = self.hold_s
         if not 0.0 < low <= high:
             raise ValueError(f"command.hold_s: need 0 < low <= high, got {low}, {high}")

@@ -38,9 +38,14 @@ FOOTPRINT_M = np.stack(
 
 
 def draw_commands(rng: np.random.Generator, n: int, cfg: WalkCommandConfig) -> np.ndarray:
-    """(n, 3) commands: uniform in the ranges, a `standing_prob` share of them zero."""
+    """(n, 3) commands: uniform in the ranges, a `single_axis_prob` share of them along one
+    axis only and a `standing_prob` share zero."""
     ranges = np.array([cfg.vx_m_s, cfg.vy_m_s, cfg.yaw_rate_rad_s])
     command = rng.uniform(ranges[:, 0], ranges[:, 1], (n, 3))
+    if cfg.single_axis_prob > 0.0:
+        single = rng.random(n) < cfg.single_axis_prob
+        kept = rng.integers(0, 3, n)
+        command[single[:, None] & (np.arange(3) != kept[:, None])] = 0.0
     command[rng.random(n) < cfg.standing_prob] = 0.0
     return command
 
@@ -104,6 +109,7 @@ class G1WalkEnv(G1GaitEnv):
                 "vy_m_s": list(self.cfg.command.vy_m_s),
                 "yaw_rate_rad_s": list(self.cfg.command.yaw_rate_rad_s),
                 "standing_prob": self.cfg.command.standing_prob,
+                "single_axis_prob": self.cfg.command.single_axis_prob,
             },
             "tracking_settle_s": ev.settle_s,
             "push_test": {"at_s": ev.push_at_s, "max_m_s": ev.max_push_m_s}
