@@ -7,12 +7,13 @@ going where it is told), and how much the velocity oscillates around that averag
 gait). The errors here pool every counted step of every episode, so they read somewhat
 higher than `simreal eval`'s mean of per-episode RMSEs. This runs the task's evaluation
 (same commands, ground, friction, settling time) and splits the squared error per command
-segment into the two, for the planar velocity and the yaw rate; it also fits the slope of
-the segment means against the commands (1: it follows them; 0: it ignores them). And it
-says at what frequencies the yaw rate sways while walking (the share of its variance in
-bands around the gait's frequency and above, from windows of 256 control steps of
-uninterrupted walking), beside the action's step-to-step change: a sway at the gait
-frequency is the step's twist, one above 3 Hz the policy's jitter.
+segment into the two, for the planar velocity (and each of vx, vy) and the yaw rate; it
+also fits the slope of the segment means against the commands (1: it follows them; 0: it
+ignores them). And it says at what frequencies the yaw rate and the sideways velocity sway
+while walking (the share of their variance in bands around the gait's frequency and
+above, from windows of 256 control steps of uninterrupted walking), beside the action's
+step-to-step change: a sway at the gait frequency is the step's twist or the weight
+shifting from foot to foot, one above 3 Hz the policy's jitter.
 
     python experiments/g1_walk_tracking.py POLICY [--episodes 30] [--seed 0] [--json FILE]
 
@@ -61,16 +62,17 @@ step frequency (2.5 Hz), and above. A 256-step window (5.12 s at 50 Hz) resolves
 and its Hann taper spreads a line over +-0.4 Hz, inside these bands."""
 
 
-def sway_spectrum(yaw_rate: np.ndarray, walking: np.ndarray, dt: float, window: int = 256):
-    """Share of the yaw rate's variance (about each window's mean) per band of BANDS_HZ,
-    over Hann windows of `window` steps, half overlapping, in which the robot walked
-    throughout; yaw_rate, walking (T, N). None when no window qualifies."""
+def sway_spectrum(signal: np.ndarray, walking: np.ndarray, dt: float, window: int = 256):
+    """Share of a signal's variance (about each window's mean) per band of BANDS_HZ, over
+    Hann windows of `window` steps, half overlapping, in which the robot walked
+    throughout; signal (the yaw rate, a velocity component), walking (T, N). None when no
+    window qualifies."""
     taper = np.hanning(window)
     power = []
-    for i in range(yaw_rate.shape[1]):
-        for start in range(0, yaw_rate.shape[0] - window + 1, window // 2):
+    for i in range(signal.shape[1]):
+        for start in range(0, signal.shape[0] - window + 1, window // 2):
             if walking[start : start + window, i].all():
-                x = yaw_rate[start : start + window, i]
+                x = signal[start : start + window, i]
                 power.append(np.abs(np.fft.rfft((x - x.mean()) * taper)) ** 2)
     if not power:
         return None
@@ -103,12 +105,13 @@ def main(argv: list[str] | None = None) -> int:
     since = np.zeros(n, dtype=int)
     last = env.command.copy()
     rows: list[tuple] = []
-    yaw_series, walk_series, actions = [], [], []
+    yaw_series, vel_series, walk_series, actions = [], [], [], []
     for _ in range(steps - 1):
         action = np.asarray(policy(obs))
         step = env.step(action)
         obs = step.obs
         yaw_series.append(env.base_yaw_rate().copy())
+        vel_series.append(env.to_heading(env.engine.qvel[:, 0:3])[:, :2])
         walk_series.append(env.walking() & alive & ~np.asarray(step.terminated))
         actions.append(action)
         alive &= ~np.asarray(step.terminated)
@@ -128,9 +131,14 @@ def main(argv: list[str] | None = None) -> int:
         "episodes": n,
         "fallen": int((~alive).sum()),
         "planar_velocity_m_s": split_errors(data[:, 2:4], data[:, 5:7], key),
+        "vx_m_s": split_errors(data[:, 2:3], data[:, 5:6], key),
+        "vy_m_s": split_errors(data[:, 3:4], data[:, 6:7], key),
         "yaw_rate_rad_s": split_errors(data[:, 4:5], data[:, 7:8], key),
         "yaw_sway_band_share": sway_spectrum(
             np.array(yaw_series), np.array(walk_series), env.control_dt
+        ),
+        "vy_sway_band_share": sway_spectrum(
+            np.array(vel_series)[..., 1], np.array(walk_series), env.control_dt
         ),
         "action_change_rms": float(np.sqrt(np.mean(np.square(np.diff(actions, axis=0))))),
         "conditions": {
