@@ -16,6 +16,7 @@ step-to-step change: a sway at the gait frequency is the step's twist or the wei
 shifting from foot to foot, one above 3 Hz the policy's jitter.
 
     python experiments/g1_walk_tracking.py POLICY [--episodes 30] [--seed 0] [--json FILE]
+        [--set task.FIELD=V]
 
 POLICY: a run directory, a checkpoint or an ONNX file, as for `simreal eval`.
 """
@@ -28,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from simreal.evaluation import load_policy, make_eval_env
+from simreal.evaluation import load_policy, make_eval_env, with_task_overrides
 from simreal.reports import emit
 
 
@@ -90,8 +91,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--episodes", type=int, default=30)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", type=Path)
+    p.add_argument(
+        "--set", action="append", default=[], metavar="task.FIELD=V", help="as for simreal eval"
+    )
     args = p.parse_args(argv)
     policy, config = load_policy(args.policy)
+    config = with_task_overrides(config, args.set, None)
     env = make_eval_env(config, args.episodes, config.get("engine", "mjbatch"), args.seed, None)
     if config["task"] != "g1-walk":
         raise SystemExit(
