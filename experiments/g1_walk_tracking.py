@@ -115,8 +115,10 @@ def main(argv: list[str] | None = None) -> int:
         action = np.asarray(policy(obs))
         step = env.step(action)
         obs = step.obs
-        yaw_series.append(env.base_yaw_rate().copy())
-        vel_series.append(env.to_heading(env.engine.qvel[:, 0:3])[:, :2])
+        yaw = env.base_yaw_rate().copy()
+        vel = env.to_heading(env.engine.qvel[:, 0:3])[:, :2]
+        yaw_series.append(yaw)
+        vel_series.append(vel)
         walk_series.append(env.walking() & alive & ~np.asarray(step.terminated))
         actions.append(action)
         alive &= ~np.asarray(step.terminated)
@@ -124,10 +126,9 @@ def main(argv: list[str] | None = None) -> int:
         segment[changed] += 1
         since = np.where(changed, 0, since + 1)
         last = env.command.copy()
-        vel = env.to_heading(env.engine.qvel[:, 0:3])[:, :2]
         counted = alive & (since >= settle)
         for i in np.flatnonzero(counted):
-            rows.append((i, segment[i], *env.command[i], *vel[i], env.base_yaw_rate()[i]))
+            rows.append((i, segment[i], *env.command[i], *vel[i], yaw[i]))
     data = np.array(rows)
     key = data[:, 0] * 10_000 + data[:, 1]
     report = {
