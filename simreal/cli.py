@@ -239,6 +239,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--plot", type=Path, metavar="FILE", help="write a PNG of the rollout")
     s.add_argument("--video", type=Path, metavar="FILE", help="render the logged motion (MP4)")
     s.add_argument(
+        "--video-fps",
+        type=float,
+        metavar="HZ",
+        help="frames per second of --video (default: the log's control rate, every pose)",
+    )
+    s.add_argument(
         "--resim",
         action="store_true",
         help="replay the logged commands open loop in simulation; report the gap (RMSE)",
@@ -664,6 +670,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         resim=args.resim,
         engine=args.engine,
         calibration=args.calibration,
+        video_fps=args.video_fps,
     )
     for cut in report.get("recovery", []):
         print(f"simreal replay: {cut['file']}: {cut['note']}", file=sys.stderr)

@@ -18,6 +18,7 @@ def replay_log(
     resim: bool = False,
     engine: str | None = None,
     calibration: Path | None = None,
+    video_fps: float | None = None,
 ) -> dict[str, Any]:
     """Summary of the log at `log`, plus the re-simulation gap with `resim`.
 
@@ -44,7 +45,9 @@ def replay_log(
     if plot is not None:
         result["plot"] = str(plot_rollout(rollout, plot, resimulation))
     if video is not None:
-        result["video_frames"] = render_video(rollout, video, replay_camera(rollout.meta))
+        result["video_frames"] = render_video(
+            rollout, video, replay_camera(rollout.meta), video_fps
+        )
         result["video"] = str(video)
     return result
 

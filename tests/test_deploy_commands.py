@@ -486,5 +486,8 @@ def test_g1_walk_goes_out_turns_and_comes_back_on_cmd_vel(tmp_path):
     assert travelled.max() >= 2.0
     assert travelled[-1] <= 1.0
     assert position[free, 2].min() > 0.5  # the pelvis never went down: no fall
-    video = tmp_path / "walk.mp4"
-    assert cli.main(["replay", str(tmp_path / "truth"), "--video", str(video)]) == 0
+    video = tmp_path / "walk.mp4"  # 10 fps: a minute of walking in 600 frames, not 3,000
+    assert (
+        cli.main(["replay", str(tmp_path / "truth"), "--video", str(video), "--video-fps", "10"])
+        == 0
+    )

@@ -364,3 +364,30 @@ def test_self_penetration_measures_the_deepest_robot_contact(model):
     depth = measure(np.stack([standing, folded]))
     assert depth[0] == 0.0  # feet on the floor do not count
     assert 0.005 < depth[1] < 0.2
+
+
+def test_self_contact_sensor_counts_robot_contacts_and_their_depth(model):
+    """The engine-side sensor the `self_contact` reward reads agrees with the evaluation's
+    own collision query: nothing at the default pose (the soles on the floor do not count),
+    the folded arm's contacts and their deepest penetration; absent without self-collision."""
+    from simreal.robots.g1.contacts import SelfPenetration
+    from simreal.robots.g1.mjcf import SELF_CONTACT_SENSOR
+
+    sensor = model.sensor(SELF_CONTACT_SENSOR)
+    data = standing_data(model)
+    mujoco.mj_forward(model, data)
+    assert data.ncon > 0  # the soles
+    assert data.sensordata[sensor.adr[0]] == 0.0
+    for name, angle in (
+        ("left_shoulder_pitch_joint", -1.2),
+        ("left_shoulder_roll_joint", -1.2),
+        ("left_elbow_joint", 1.4),
+    ):
+        data.qpos[model.jnt_qposadr[model.joint(name).id]] = angle
+    mujoco.mj_forward(model, data)
+    found, dist = data.sensordata[sensor.adr[0] : sensor.adr[0] + 2]
+    assert found == len(_robot_contacts(model, data)) > 0
+    assert -dist == pytest.approx(SelfPenetration(model)(data.qpos)[0])
+    ideal = mujoco.MjModel.from_xml_string(build_mjcf(self_collision=False))
+    with pytest.raises(KeyError):
+        ideal.sensor(SELF_CONTACT_SENSOR)

@@ -151,6 +151,35 @@ def test_tracking_errors_skip_the_settling_time_after_a_new_command():
     assert metrics["lin_vel_tracking_rmse_m_s"][0] > 0.1  # standing still under a 0.5 m/s command
 
 
+def test_the_self_contact_penalty_counts_what_the_engine_finds_and_needs_self_collision():
+    """Weighted, `self_contact` is 1 exactly where MuJoCo's contact sensor counts robot
+    geoms touching (flailing actions make some); at its default weight 0 the sensor is
+    never read; and without self-collision the weight is refused, naming the setting."""
+    weights = {**G1WalkConfig().reward_weights, "self_contact": -1.0}
+    env = G1WalkEnv(G1WalkConfig(reward_weights=weights), num_envs=16, seed=0)
+    env.reset()
+    rng = np.random.default_rng(0)
+    touched = []
+    for _ in range(40):
+        env.step(rng.normal(size=(16, 29)) * 1.5)
+        touched.append(env.self_contacts() > 0)
+        penalty = env.episode_terms["self_contact"]
+    touched = np.array(touched)
+    assert touched.any() and not touched.all()
+    whole = env.episode_step == 40  # never reset: their sum covers every step
+    assert whole.sum() >= 4
+    np.testing.assert_allclose(
+        penalty[whole], touched.sum(0)[whole] * env.reward_weights()["self_contact"]
+    )
+    quiet = G1WalkEnv(G1WalkConfig(), num_envs=2, seed=0)
+    quiet.reset()
+    quiet.step(np.zeros((2, 29)))
+    assert quiet._self_contact_view is None
+    ideal = G1WalkConfig(self_collision=False, reward_weights=weights)
+    with pytest.raises(ValueError, match="self_collision"):
+        G1WalkEnv(ideal, num_envs=2, seed=0).step(np.zeros((2, 29)))
+
+
 def test_the_push_test_kicks_each_episode_once_by_its_ladder_magnitude():
     cfg = G1WalkConfig(
         evaluation=True, eval_walk=EvalWalkConfig(push_test=True, push_at_s=0.1, max_push_m_s=1.5)

@@ -175,6 +175,28 @@ def test_replay_video_renders_the_logged_poses(tmp_path, capsys):
     assert video.stat().st_size > 1000
 
 
+def test_replay_video_at_a_lower_frame_rate_shows_the_pose_of_each_frame_time(tmp_path, capsys):
+    """--video-fps renders the pose logged at or before each frame's time: a long log
+    becomes a short render; a rate that is not positive is refused, naming the option."""
+    env, cfg = short_episode_env(episode_s=0.3)
+    log = record_episode(
+        env,
+        hover_policy,
+        tmp_path / "short",
+        task="quad-hover",
+        task_config=to_plain(cfg),
+        engine="mjbatch",
+    )
+    poses = read_rollout(log).series["base_position"].t
+    video = tmp_path / "slow.mp4"
+    assert main(["replay", str(log), "--video", str(video), "--video-fps", "10"]) == 0
+    report = printed_json(capsys.readouterr().out)
+    expected = int(np.floor((poses[-1] - poses[0]) * 10 + 1e-9)) + 1
+    assert report["video_frames"] == expected < len(poses)
+    assert main(["replay", str(log), "--video", str(video), "--video-fps", "0"]) == 2
+    assert "--video-fps 0" in capsys.readouterr().err
+
+
 def test_replay_of_a_truncated_bag_names_the_file(eval_log, tmp_path, capsys):
     log, _ = eval_log
     broken = tmp_path / "episode"

@@ -122,7 +122,14 @@ def _actuators() -> str:
     return "\n".join(lines)
 
 
-def _sensors() -> str:
+SELF_CONTACT_SENSOR = "self_contact"
+"""With self-collision on: MuJoCo's contact sensor over robot-robot contacts (both geoms
+in the pelvis's subtree), reading (number of contacts, the smallest signed distance in m,
+negative when penetrating). A reward that keeps limbs off the body reads it from the
+engine's own collision pass, with no second collision query per simulation."""
+
+
+def _sensors(self_collision: bool) -> str:
     lines = []
     for imu, site in IMU_SITES.items():
         lines += [
@@ -135,6 +142,11 @@ def _sensors() -> str:
             f'    <force name="{site}_force" site="{site}"/>',
             f'    <torque name="{site}_torque" site="{site}"/>',
         ]
+    if self_collision:
+        lines.append(
+            f'    <contact name="{SELF_CONTACT_SENSOR}" subtree1="{ROOT_LINK}" '
+            f'subtree2="{ROOT_LINK}" data="found dist" reduce="mindist" num="1"/>'
+        )
     return "\n".join(lines)
 
 
@@ -280,7 +292,7 @@ def _build(
 {_actuators()}
   </actuator>
   <sensor>
-{_sensors()}
+{_sensors(self_collision)}
   </sensor>
   <keyframe>
     <key name="stand" qpos="{stand_qpos}" ctrl="{_v(DEFAULT_JOINT_POS)}"/>

@@ -36,7 +36,9 @@ from simreal.robots.g1 import (
 )
 from simreal.robots.g1.actuators import VELOCITY_LIMITS, torque_speed_range
 from simreal.robots.g1.contacts import SelfPenetration
+from simreal.robots.g1.mjcf import SELF_CONTACT_SENSOR
 from simreal.robots.g1.overlay import Overlay
+from simreal.sim.engine import sensor_view
 from simreal.tasks.env import TaskEnv
 from simreal.tasks.g1 import rewards
 from simreal.tasks.g1.config import G1Config
@@ -151,6 +153,7 @@ class G1Env(TaskEnv):
         self._apply_calibration()
         self.self_penetration_m = np.zeros(s)
         self._penetration = None
+        self._self_contact_view = None
         if cfg.evaluation:
             self._set_eval_friction(cfg.eval_friction)
             self._penetration = SelfPenetration(model)
@@ -390,6 +393,21 @@ class G1Env(TaskEnv):
 
     def foot_contact(self) -> np.ndarray:
         return (self.foot_clearance() < CONTACT_HEIGHT_M).astype(float)
+
+    def self_contacts(self) -> np.ndarray:
+        """(N,) robot-robot contacts in each simulation at the last physics substep, from
+        MuJoCo's contact sensor (`SELF_CONTACT_SENSOR`); only the `self_contact` reward
+        reads it, so the view is made on first use."""
+        if self._self_contact_view is None:
+            if not self.cfg.self_collision:
+                raise ValueError(
+                    "reward_weights.self_contact needs self_collision: true (with it off "
+                    "the robot's geoms never touch each other)"
+                )
+            self._self_contact_view = sensor_view(
+                self.engine, SELF_CONTACT_SENSOR, type(self).__name__
+            )
+        return self._self_contact_view[:, 0]
 
     def _update_kinematics(self, ids: np.ndarray | None = None) -> None:
         """Torso orientation and sole positions; sole velocity by difference over a control

@@ -51,6 +51,15 @@ def joint_deviation(joint_pos: np.ndarray, default: np.ndarray) -> np.ndarray:
     return np.sum(np.square(joint_pos - default), axis=1)
 
 
+def self_contact(contacts: np.ndarray) -> np.ndarray:
+    """1 where any of the robot's geoms touch each other (contacts (N,) counted by the
+    engine): an arm on the torso or a hand on the hip, which the real robot's shells take
+    as knocks and which evaluation measures as self-penetration. An indicator, as mjlab's
+    self-collision cost counts contacts: a light touch costs as much as a deep one, so the
+    policy keeps clear rather than learning how far it may sink in."""
+    return (contacts > 0).astype(float)
+
+
 # -- the terms, read from a G1Env -------------------------------------------------------
 
 
@@ -88,6 +97,10 @@ def feet_slip_term(env) -> np.ndarray:
 
 def joint_deviation_term(env) -> np.ndarray:
     return joint_deviation(env.joint_pos, env.default_joint_pos)
+
+
+def self_contact_term(env) -> np.ndarray:
+    return self_contact(env.self_contacts())
 
 
 REWARDS: tuple[RewardTerm, ...] = (
