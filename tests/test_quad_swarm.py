@@ -13,6 +13,8 @@ from simreal.policies.models import ActorCritic
 from simreal.tasks.episodes import wilson_interval
 from simreal.tasks.quad_swarm import QuadSwarmConfig, QuadSwarmEnv
 from simreal.tasks.quad_swarm import observations as obs_terms
+from simreal.tasks.quad_swarm.config import ExpertConfig
+from simreal.tasks.quad_swarm.expert import cruise_height
 from simreal.tasks.quad_swarm.geodesic import FloorGrid, path_distance
 from simreal.tasks.quad_swarm.scene import PARKED_Z
 from simreal.tasks.quadrotor.config import QuadRandomization
@@ -364,6 +366,25 @@ def test_expert_drones_meeting_head_on_both_veer_to_their_left():
     velocity = env.expert_velocity()[0]
     assert velocity[0, 1] < velocity[1, 1] + 1.0  # pushed apart, not ramming on
     assert velocity[0, 0] < 0.0 < velocity[1, 0]  # each to its own left
+
+
+def test_cruise_levels_stack_drones_by_their_sideways_crossing_and_land_at_the_goal_height():
+    """With `expert.cruise_levels` the drone crossing farthest leftward cruises at the
+    band's bottom, the one crossing farthest rightward at its top, the rest evenly between
+    by rank; near its goal a drone descends to the goal's height; off, every drone flies
+    at its goal's height."""
+    cfg = ExpertConfig(cruise_levels=True, cruise_band_m=(0.5, 2.5), cruise_arrive_m=1.5)
+    start = np.array([[[0.0, -4.0, 1.0], [1.0, -4.0, 1.0], [-1.0, -4.0, 1.0]]])
+    goal = np.array([[[3.0, 4.0, 0.9], [-2.0, 4.0, 1.2], [-1.0, 4.0, 1.4]]])  # +3, -3, 0 m
+    height = cruise_height(cfg, start, goal, start)
+    np.testing.assert_allclose(height, [[2.5, 0.5, 1.5]])
+    arriving = goal.copy()
+    arriving[0, 0, :2] -= [0.5, 1.0]  # 1.1 m from its goal
+    np.testing.assert_allclose(cruise_height(cfg, arriving, goal, start)[0, 0], 0.9)
+    off = ExpertConfig()
+    np.testing.assert_array_equal(cruise_height(off, start, goal, start), goal[..., 2])
+    with pytest.raises(ValueError, match="cruise_band_m"):
+        ExpertConfig(cruise_band_m=(2.0, 1.0)).validate()
 
 
 def test_the_expert_flies_eight_drones_through_columns_without_collisions():

@@ -50,11 +50,25 @@ class ExpertConfig:
     drone_margin: float = 0.45
     drone_gain: float = 2.0
     drone_yield: float = 0.5
+    cruise_levels: bool = False
+    """Stack the swarm in height by where each drone must go sideways: ranked by its
+    goal's x minus its start's (drones crossing leftward at one end of the band, rightward
+    at the other, nearly parallel ones next to each other), the drones cruise at levels
+    spread evenly over `cruise_band_m` and descend to their goal's height within
+    `cruise_arrive_m` of it. Crossing paths then cross at different heights, where at the
+    goal heights (0.7-1.6 m) they met at the entry of the column field. The rank reads
+    every drone's goal: privileged, as the column maps are. Off: each drone flies at its
+    goal's height."""
+    cruise_band_m: tuple[float, float] = (0.5, 2.5)
+    cruise_arrive_m: float = 1.5
 
     def validate(self) -> None:
         for name, value in vars(self).items():
-            if value < 0:
+            if isinstance(value, (int, float)) and value < 0:
                 raise ValueError(f"expert.{name} must be >= 0, got {value}")
+        low, high = self.cruise_band_m
+        if not 0.0 < low <= high:
+            raise ValueError(f"expert.cruise_band_m: need 0 < low <= high, got {low}, {high}")
         if self.column_margin <= 0 or self.drone_margin <= 0:
             raise ValueError("expert.column_margin and expert.drone_margin must be positive")
 

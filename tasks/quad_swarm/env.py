@@ -198,6 +198,7 @@ class QuadSwarmEnv(TaskEnv):
             ),
             c.max_speed_xy,
             c.max_speed_z,
+            expert.cruise_height(e, pos, self.goal, self.start_pos),
         )
 
     def expert_action(self) -> np.ndarray:

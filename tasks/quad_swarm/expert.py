@@ -108,6 +108,21 @@ def drone_push(
     return gain * push + yield_gain * turned
 
 
+def cruise_height(
+    cfg: ExpertConfig, pos: np.ndarray, goal: np.ndarray, start: np.ndarray
+) -> np.ndarray:
+    """(S, N) height (m) each drone flies at: with `cruise_levels`, its level in the band
+    (by the rank of goal x - start x within its simulation) while farther than
+    `cruise_arrive_m` from its goal; else, and near the goal, the goal's height."""
+    if not cfg.cruise_levels:
+        return goal[..., 2]
+    sideways = (goal - start)[..., 0]
+    rank = np.argsort(np.argsort(sideways, axis=-1), axis=-1) / max(sideways.shape[-1] - 1, 1)
+    low, high = cfg.cruise_band_m
+    far = np.linalg.norm((goal - pos)[..., :2], axis=-1) > cfg.cruise_arrive_m
+    return np.where(far, low + (high - low) * rank, goal[..., 2])
+
+
 def expert_velocity(
     cfg: ExpertConfig,
     pos: np.ndarray,
@@ -117,13 +132,15 @@ def expert_velocity(
     drones: np.ndarray,
     max_speed_xy: float,
     max_speed_z: float,
+    height: np.ndarray,
 ) -> np.ndarray:
     """(S, N, 3) commanded world velocity (m/s) from the path direction (S, N, 2), the
-    column push (S, N, 2) and the drone push (S, N, 3), within the speed limits."""
+    column push (S, N, 2) and the drone push (S, N, 3), climbing or descending to
+    `height` (S, N) (`cruise_height`), within the speed limits."""
     planar = np.linalg.norm((goal - pos)[..., :2], axis=-1, keepdims=True)
     velocity = np.zeros(pos.shape)
     velocity[..., :2] = direction * np.minimum(cfg.max_speed, cfg.goal_gain * planar)
-    velocity[..., 2] = cfg.height_gain * (goal[..., 2] - pos[..., 2])
+    velocity[..., 2] = cfg.height_gain * (height - pos[..., 2])
     velocity[..., :2] += column
     velocity += drones
     speed = np.linalg.norm(velocity[..., :2], axis=-1, keepdims=True)
