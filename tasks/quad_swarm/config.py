@@ -61,11 +61,24 @@ class ExpertConfig:
     goal's height."""
     cruise_band_m: tuple[float, float] = (0.5, 2.5)
     cruise_arrive_m: float = 1.5
+    crowd_slow_m: float = 0.0
+    """Slow down in a crowd: closer than this (m) to the nearest other drone, a drone's
+    speed along its path is capped at max_speed times the gap over crowd_slow_m, down to
+    crowd_min_speed_fraction of it; free of neighbours it flies at max_speed. One speed
+    for all was either too slow to arrive within the episode or too fast to avoid
+    collisions where crossing drones meet (results/experiments/quad-swarm-expert-levels).
+    0: off."""
+    crowd_min_speed_fraction: float = 0.5
 
     def validate(self) -> None:
         for name, value in vars(self).items():
             if isinstance(value, (int, float)) and value < 0:
                 raise ValueError(f"expert.{name} must be >= 0, got {value}")
+        if not 0.0 < self.crowd_min_speed_fraction <= 1.0:
+            raise ValueError(
+                "expert.crowd_min_speed_fraction must lie in (0, 1], got "
+                f"{self.crowd_min_speed_fraction}"
+            )
         low, high = self.cruise_band_m
         if not 0.0 < low <= high:
             raise ValueError(f"expert.cruise_band_m: need 0 < low <= high, got {low}, {high}")

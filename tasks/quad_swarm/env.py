@@ -199,6 +199,7 @@ class QuadSwarmEnv(TaskEnv):
             c.max_speed_xy,
             c.max_speed_z,
             expert.cruise_height(e, pos, self.goal, self.start_pos),
+            expert.crowd_speed_cap(e, pos, ~self.down),
         )
 
     def expert_action(self) -> np.ndarray:

@@ -123,6 +123,18 @@ def cruise_height(
     return np.where(far, low + (high - low) * rank, goal[..., 2])
 
 
+def crowd_speed_cap(cfg: ExpertConfig, pos: np.ndarray, active: np.ndarray) -> np.ndarray | float:
+    """(S, N, 1) path speed cap (m/s): max_speed, or with `crowd_slow_m` less in
+    proportion to the gap to the nearest other active drone (active (S, N) bool), down
+    to crowd_min_speed_fraction of it."""
+    if cfg.crowd_slow_m == 0.0:
+        return cfg.max_speed
+    _, dist = other_drones(pos)
+    nearest = np.where(active[:, None, :], dist, np.inf).min(axis=-1, keepdims=True)
+    fraction = np.clip(nearest / cfg.crowd_slow_m, cfg.crowd_min_speed_fraction, 1.0)
+    return cfg.max_speed * fraction
+
+
 def expert_velocity(
     cfg: ExpertConfig,
     pos: np.ndarray,
@@ -133,13 +145,15 @@ def expert_velocity(
     max_speed_xy: float,
     max_speed_z: float,
     height: np.ndarray,
+    speed_cap: np.ndarray | float,
 ) -> np.ndarray:
     """(S, N, 3) commanded world velocity (m/s) from the path direction (S, N, 2), the
     column push (S, N, 2) and the drone push (S, N, 3), climbing or descending to
-    `height` (S, N) (`cruise_height`), within the speed limits."""
+    `height` (S, N) (`cruise_height`) at a path speed up to `speed_cap` ((S, N, 1),
+    `crowd_speed_cap`), within the speed limits."""
     planar = np.linalg.norm((goal - pos)[..., :2], axis=-1, keepdims=True)
     velocity = np.zeros(pos.shape)
-    velocity[..., :2] = direction * np.minimum(cfg.max_speed, cfg.goal_gain * planar)
+    velocity[..., :2] = direction * np.minimum(speed_cap, cfg.goal_gain * planar)
     velocity[..., 2] = cfg.height_gain * (height - pos[..., 2])
     velocity[..., :2] += column
     velocity += drones
