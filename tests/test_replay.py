@@ -159,6 +159,9 @@ def test_resim_of_a_heavier_drone_shows_a_gap(tmp_path):
 
 
 def test_replay_video_renders_the_logged_poses(tmp_path, capsys):
+    """Every logged pose a frame by default; with --video-fps the pose logged at or
+    before each frame's time (a long log becomes a short render); a rate that is not
+    positive is refused, naming the option."""
     env, cfg = short_episode_env(episode_s=0.3)
     log = record_episode(
         env,
@@ -173,22 +176,7 @@ def test_replay_video_renders_the_logged_poses(tmp_path, capsys):
     report = printed_json(capsys.readouterr().out)
     assert report["video_frames"] == report["messages"]["/base_pose"] == 9
     assert video.stat().st_size > 1000
-
-
-def test_replay_video_at_a_lower_frame_rate_shows_the_pose_of_each_frame_time(tmp_path, capsys):
-    """--video-fps renders the pose logged at or before each frame's time: a long log
-    becomes a short render; a rate that is not positive is refused, naming the option."""
-    env, cfg = short_episode_env(episode_s=0.3)
-    log = record_episode(
-        env,
-        hover_policy,
-        tmp_path / "short",
-        task="quad-hover",
-        task_config=to_plain(cfg),
-        engine="mjbatch",
-    )
     poses = read_rollout(log).series["base_position"].t
-    video = tmp_path / "slow.mp4"
     assert main(["replay", str(log), "--video", str(video), "--video-fps", "10"]) == 0
     report = printed_json(capsys.readouterr().out)
     expected = int(np.floor((poses[-1] - poses[0]) * 10 + 1e-9)) + 1
