@@ -154,7 +154,7 @@ def test_tracking_errors_skip_the_settling_time_after_a_new_command():
 def test_the_self_contact_penalty_counts_what_the_engine_finds_and_needs_self_collision():
     """Weighted, `self_contact` is 1 exactly where MuJoCo's contact sensor counts robot
     geoms touching (flailing actions make some); at its default weight 0 the sensor is
-    never read; and without self-collision the weight is refused, naming the setting."""
+    never read; on the idealized body (self-collision off) nothing touches: 0."""
     weights = {**G1WalkConfig().reward_weights, "self_contact": -1.0}
     env = G1WalkEnv(G1WalkConfig(reward_weights=weights), num_envs=16, seed=0)
     env.reset()
@@ -175,9 +175,10 @@ def test_the_self_contact_penalty_counts_what_the_engine_finds_and_needs_self_co
     quiet.reset()
     quiet.step(np.zeros((2, 29)))
     assert quiet._self_contact_view is None
-    ideal = G1WalkConfig(self_collision=False, reward_weights=weights)
-    with pytest.raises(ValueError, match="self_collision"):
-        G1WalkEnv(ideal, num_envs=2, seed=0).step(np.zeros((2, 29)))
+    ideal = G1WalkEnv(G1WalkConfig(self_collision=False, reward_weights=weights), 2, seed=0)
+    ideal.reset()
+    ideal.step(rng.normal(size=(2, 29)) * 1.5)
+    assert not ideal.self_contacts().any() and not ideal.episode_terms["self_contact"].any()
 
 
 def test_the_push_test_kicks_each_episode_once_by_its_ladder_magnitude():

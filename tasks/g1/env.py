@@ -397,13 +397,12 @@ class G1Env(TaskEnv):
     def self_contacts(self) -> np.ndarray:
         """(N,) robot-robot contacts in each simulation at the last physics substep, from
         MuJoCo's contact sensor (`SELF_CONTACT_SENSOR`); only the `self_contact` reward
-        reads it, so the view is made on first use."""
+        reads it, so the view is made on first use. With self-collision off the model has
+        no such contacts (and no sensor): 0, so a policy trained with the penalty still
+        evaluates on the idealized body."""
+        if not self.cfg.self_collision:
+            return np.zeros(self.num_envs)
         if self._self_contact_view is None:
-            if not self.cfg.self_collision:
-                raise ValueError(
-                    "reward_weights.self_contact needs self_collision: true (with it off "
-                    "the robot's geoms never touch each other)"
-                )
             self._self_contact_view = sensor_view(
                 self.engine, SELF_CONTACT_SENSOR, type(self).__name__
             )
