@@ -224,14 +224,14 @@ def render_video(
             break
     else:
         raise ValueError(f"{rollout.path}: no /base_pose or /sim/odom messages to render")
-    frames = np.arange(len(poses.t))
     if fps is None:
         fps = round(1.0 / meta.control_dt)
-    elif not fps > 0:
-        raise ValueError(f"--video-fps {fps}: must be > 0")
-    else:
+        frames = np.arange(len(poses.t))
+    elif fps > 0:
         times = np.arange(poses.t[0], poses.t[-1] + 1e-9, 1.0 / fps)
         frames = np.maximum(np.searchsorted(poses.t, times, side="right") - 1, 0)
+    else:
+        raise ValueError(f"--video-fps {fps}: must be > 0")
     with VideoRecorder(meta.mjcf, fps=fps, camera=camera) as recorder:
         model = recorder.model
         joint_qpos = _joint_qpos_addresses(model, meta.joint_names)

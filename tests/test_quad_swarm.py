@@ -14,7 +14,7 @@ from simreal.tasks.episodes import wilson_interval
 from simreal.tasks.quad_swarm import QuadSwarmConfig, QuadSwarmEnv
 from simreal.tasks.quad_swarm import observations as obs_terms
 from simreal.tasks.quad_swarm.config import ExpertConfig
-from simreal.tasks.quad_swarm.expert import crowd_speed_cap, cruise_height
+from simreal.tasks.quad_swarm.expert import active_neighbours, crowd_speed_cap, cruise_height
 from simreal.tasks.quad_swarm.geodesic import FloorGrid, path_distance
 from simreal.tasks.quad_swarm.scene import PARKED_Z
 from simreal.tasks.quadrotor.config import QuadRandomization
@@ -391,11 +391,14 @@ def test_the_crowd_speed_cap_falls_with_the_gap_to_the_nearest_active_drone():
     cfg = ExpertConfig(max_speed=1.0, crowd_slow_m=0.6, crowd_min_speed_fraction=0.5)
     pos = np.array([[[0.0, 0.0, 1.0], [0.45, 0.0, 1.0], [5.0, 0.0, 1.0], [0.0, 0.1, 1.0]]])
     active = np.array([[True, True, True, False]])  # the fourth is down: it slows no one
-    cap = crowd_speed_cap(cfg, pos, active)[0, :, 0]
+    cap = crowd_speed_cap(cfg, active_neighbours(pos, active)[1])[0, :, 0]
     np.testing.assert_allclose(cap[:3], [0.75, 0.75, 1.0])
     pos[0, 1, 0] = 0.1  # closer than half of crowd_slow_m: the floor
-    np.testing.assert_allclose(crowd_speed_cap(cfg, pos, active)[0, :2, 0], [0.5, 0.5])
-    assert crowd_speed_cap(ExpertConfig(max_speed=0.8), pos, active) == 0.8  # off
+    np.testing.assert_allclose(
+        crowd_speed_cap(cfg, active_neighbours(pos, active)[1])[0, :2, 0], [0.5, 0.5]
+    )
+    off = ExpertConfig(max_speed=0.8)
+    assert crowd_speed_cap(off, active_neighbours(pos, active)[1]) == 0.8
 
 
 def test_the_expert_flies_eight_drones_through_columns_without_collisions():

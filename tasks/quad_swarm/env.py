@@ -185,6 +185,7 @@ class QuadSwarmEnv(TaskEnv):
         direction[blocked] = expert.path_direction(
             self.path_maps[blocked], self.floor, pos[blocked], self.goal[blocked]
         )
+        to_other, dist = expert.active_neighbours(pos, ~self.down)
         return expert.expert_velocity(
             e,
             pos,
@@ -194,12 +195,12 @@ class QuadSwarmEnv(TaskEnv):
                 pos, self.columns_xy, self.column_present, clearance, e.column_margin, e.column_gain
             ),
             expert.drone_push(
-                pos, ~self.down, c.collision_distance, e.drone_margin, e.drone_gain, e.drone_yield
+                to_other, dist, c.collision_distance, e.drone_margin, e.drone_gain, e.drone_yield
             ),
             c.max_speed_xy,
             c.max_speed_z,
             expert.cruise_height(e, pos, self.goal, self.start_pos),
-            expert.crowd_speed_cap(e, pos, ~self.down),
+            expert.crowd_speed_cap(e, dist),
         )
 
     def expert_action(self) -> np.ndarray:

@@ -89,19 +89,25 @@ def column_push(
     return gain * np.sum(weight[..., None] * unit, axis=2)
 
 
+def active_neighbours(pos: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`other_drones(pos)` with the drones that are not active (active (S, N) bool) at
+    infinite distance: what the drone push and the crowd speed cap both read, computed
+    once per expert step."""
+    to_other, dist = other_drones(pos)
+    return to_other, np.where(active[:, None, :], dist, np.inf)
+
+
 def drone_push(
-    pos: np.ndarray,
-    active: np.ndarray,
+    to_other: np.ndarray,
+    dist: np.ndarray,
     collision_distance: float,
     margin: float,
     gain: float,
     yield_gain: float,
 ) -> np.ndarray:
-    """(S, N, 3) push away from the other active drones (active (S, N) bool) within
+    """(S, N, 3) push away from the other active drones (`active_neighbours`) within
     `margin` m, with a clockwise horizontal turn of it weighted `yield_gain`."""
-    to_other, dist = other_drones(pos)
     rel = -to_other  # away from each other drone
-    dist = np.where(active[:, None, :], dist, np.inf)
     weight = np.clip((margin - dist) / (margin - collision_distance), 0.0, 1.5)
     push = np.sum(weight[..., None] * rel / np.maximum(dist[..., None], 1e-9), axis=2)
     turned = np.stack([push[..., 1], -push[..., 0], np.zeros_like(push[..., 0])], axis=-1)
@@ -123,14 +129,13 @@ def cruise_height(
     return np.where(far, low + (high - low) * rank, goal[..., 2])
 
 
-def crowd_speed_cap(cfg: ExpertConfig, pos: np.ndarray, active: np.ndarray) -> np.ndarray | float:
+def crowd_speed_cap(cfg: ExpertConfig, dist: np.ndarray) -> np.ndarray | float:
     """(S, N, 1) path speed cap (m/s): max_speed, or with `crowd_slow_m` less in
-    proportion to the gap to the nearest other active drone (active (S, N) bool), down
-    to crowd_min_speed_fraction of it."""
+    proportion to the gap to the nearest other active drone (dist from
+    `active_neighbours`), down to crowd_min_speed_fraction of it."""
     if cfg.crowd_slow_m == 0.0:
         return cfg.max_speed
-    _, dist = other_drones(pos)
-    nearest = np.where(active[:, None, :], dist, np.inf).min(axis=-1, keepdims=True)
+    nearest = dist.min(axis=-1, keepdims=True)
     fraction = np.clip(nearest / cfg.crowd_slow_m, cfg.crowd_min_speed_fraction, 1.0)
     return cfg.max_speed * fraction
 
