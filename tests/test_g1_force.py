@@ -102,6 +102,19 @@ def test_per_simulation_force_caps_move_with_each_simulations_own_falls():
         assert (forces[2] == 0.0).all()  # a simulation back at 0 N trains without forces
 
 
+def test_a_magnitude_floor_keeps_every_active_event_near_its_cap():
+    cfg = ForceConfig(cap_start_n=100.0, magnitude_min_fraction=0.6, active_prob=(1.0, 0.5, 0.5))
+    schedule = ForceSchedule(cfg, 256, np.random.default_rng(0))
+    schedule.reset(np.arange(256))
+    torso = schedule.magnitude_n[:, 0]
+    assert torso.min() >= 60.0 and torso.max() <= 100.0
+    hands = schedule.magnitude_n[:, 1:]
+    active = hands[hands > 0]
+    assert active.min() >= 0.6 * 60.0 and 0.3 < active.size / hands.size < 0.7
+    with pytest.raises(ValueError, match="magnitude_min_fraction"):
+        ForceConfig(magnitude_min_fraction=1.5).validate()
+
+
 def test_a_resumed_per_sim_force_curriculum_gets_every_simulations_cap_back():
     env = make(3)
     env.schedule.curriculum.levels[:] = [0.0, 75.0, 150.0]

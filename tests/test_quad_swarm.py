@@ -14,7 +14,13 @@ from simreal.tasks.episodes import wilson_interval
 from simreal.tasks.quad_swarm import QuadSwarmConfig, QuadSwarmEnv
 from simreal.tasks.quad_swarm import observations as obs_terms
 from simreal.tasks.quad_swarm.config import ExpertConfig
-from simreal.tasks.quad_swarm.expert import active_neighbours, crowd_speed_cap, cruise_height
+from simreal.tasks.quad_swarm.expert import (
+    active_neighbours,
+    crowd_speed_cap,
+    cruise_height,
+    orca_planes,
+    reciprocal_avoidance,
+)
 from simreal.tasks.quad_swarm.geodesic import FloorGrid, path_distance
 from simreal.tasks.quad_swarm.scene import PARKED_Z
 from simreal.tasks.quadrotor.config import QuadRandomization
@@ -399,6 +405,50 @@ def test_the_crowd_speed_cap_falls_with_the_gap_to_the_nearest_active_drone():
     )
     off = ExpertConfig(max_speed=0.8)
     assert crowd_speed_cap(off, active_neighbours(pos, active)[1]) == 0.8
+
+
+def test_orca_halves_keep_any_two_drones_apart_for_the_whole_horizon():
+    """Each drone of a pair moving onto its own half-space's boundary (the least change
+    its ORCA constraint asks) leaves relative motion that stays outside the combined
+    radius for the horizon, whatever the pair's positions and velocities."""
+    rng = np.random.default_rng(0)
+    radius, horizon = 0.3, 1.5
+    t = np.linspace(0.0, horizon, 301)[:, None]
+    for _ in range(500):
+        rel = rng.normal(size=3)
+        rel *= rng.uniform(0.35, 3.0) / np.linalg.norm(rel)
+        v_a, v_b = rng.normal(size=3), rng.normal(size=3)
+        moved = []
+        for seen, own, other in ((rel, v_a, v_b), (-rel, v_b, v_a)):
+            point, normal = orca_planes(seen, own - other, own, radius, horizon, 0.02)
+            moved.append(own + max(0.0, -(own - point) @ normal) * normal)
+        gaps = np.linalg.norm(rel + t * (moved[1] - moved[0]), axis=1)
+        assert gaps.min() > radius - 1e-3
+
+
+def test_orca_turns_head_on_drones_aside_and_keeps_columns_off():
+    cfg = ExpertConfig(avoidance="orca", max_speed=1.0)
+    pos = np.array([[[0.0, 0.0, 1.0], [2.0, 0.0, 1.0]]])
+    vel = np.array([[[1.0, 0.0, 0.0], [-1.0, 0.0, 0.0]]])
+    to_other, dist = active_neighbours(pos, np.ones((1, 2), dtype=bool))
+    new = reciprocal_avoidance(cfg, vel.copy(), pos, vel, to_other, dist, 0.02)
+    # exactly head on, each veers to its own left: opposite ways in y
+    assert new[0, 0, 1] > 0.1 and new[0, 1, 1] < -0.1
+    # far apart or flying apart: unchanged
+    apart = np.array([[[-1.0, 0.0, 0.0], [1.0, 0.0, 0.0]]])
+    np.testing.assert_allclose(
+        reciprocal_avoidance(cfg, apart.copy(), pos, apart, to_other, dist, 0.02), apart
+    )
+    # a column 0.5 m ahead of a lone drone flying at it: the velocity no longer reaches it
+    # within the column horizon
+    one_pos, one_vel = pos[:, :1], vel[:, :1]
+    lone = active_neighbours(one_pos, np.ones((1, 1), dtype=bool))
+    columns = (np.array([[[0.5, 0.05]]]), np.array([[True]]), 0.15)
+    safe = reciprocal_avoidance(cfg, one_vel.copy(), one_pos, one_vel, *lone, 0.02, columns)[0, 0]
+    path = one_pos[0, 0, :2] + np.linspace(0, cfg.orca_column_horizon_s, 50)[:, None] * safe[:2]
+    assert np.linalg.norm(path - [0.5, 0.05], axis=1).min() > 0.15 + cfg.column_margin - 1e-6
+    with pytest.raises(ValueError, match="avoidance"):
+        ExpertConfig(avoidance="rvo").validate()
 
 
 def test_the_expert_flies_eight_drones_through_columns_without_collisions():

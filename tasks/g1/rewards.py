@@ -113,6 +113,8 @@ REWARDS: tuple[RewardTerm, ...] = (
     RewardTerm("action_rate", action_rate_term, weight=-0.01),
     RewardTerm("feet_slip", feet_slip_term, weight=-0.2),
     RewardTerm("joint_deviation", joint_deviation_term, weight=-0.05),
+    RewardTerm("self_contact", self_contact_term, weight=0.0),
 )
 """The G1's balance and effort terms with their default weights (per second); tasks add
-theirs."""
+theirs. `self_contact` is 0 by default (logged, not computed: runs before it was added
+train the same); the g1-walk and g1-force recipes weigh it."""

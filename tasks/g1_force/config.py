@@ -26,6 +26,11 @@ class ForceConfig:
     ramp_s: tuple[float, float] = (0.2, 2.0)
     hold_s: tuple[float, float] = (0.3, 6.0)
     gap_s: tuple[float, float] = (0.5, 4.0)
+    magnitude_min_fraction: float = 0.0
+    """An active event's magnitude is uniform in [this, 1] times its body's cap. At 0 most
+    events sit well under the cap (a 54 N cap put a 20 N+ torso force in under half the
+    events: results/experiments/g1-force-falls/from-g1-pull-s44), so the loads the caps
+    claim are seldom trained against; raising it trains near the cap."""
     max_elevation_rad: float = 0.5
     """Directions are uniform in azimuth, elevation uniform within +-this (mostly horizontal)."""
     hand_cap_fraction: float = 0.6
@@ -57,6 +62,11 @@ class ForceConfig:
     def validate(self) -> None:
         if not all(0.0 <= p <= 1.0 for p in (*self.active_prob, self.step_prob)):
             raise ValueError("forces: probabilities must lie in [0, 1]")
+        if not 0.0 <= self.magnitude_min_fraction <= 1.0:
+            raise ValueError(
+                f"forces.magnitude_min_fraction must lie in [0, 1], got "
+                f"{self.magnitude_min_fraction}"
+            )
         for name in ("ramp_s", "hold_s", "gap_s"):
             low, high = getattr(self, name)
             if not 0.0 < low <= high:

@@ -125,7 +125,9 @@ class ForceSchedule:
         self.onset_s[mask] = now[mask] + rng.uniform(*c.gap_s, k)
         self.ramp_s[mask] = np.where(rng.random(k) < c.step_prob, 0.0, rng.uniform(*c.ramp_s, k))
         self.hold_s[mask] = rng.uniform(*c.hold_s, k)
-        self.magnitude_n[mask] = np.where(active, rng.uniform(0.0, 1.0, k) * caps, 0.0)
+        self.magnitude_n[mask] = np.where(
+            active, rng.uniform(c.magnitude_min_fraction, 1.0, k) * caps, 0.0
+        )
         azimuth = rng.uniform(-np.pi, np.pi, k)
         elevation = rng.uniform(-c.max_elevation_rad, c.max_elevation_rad, k)
         self.direction[mask] = np.stack(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simreal.tasks.g1.rewards import joint_deviation, self_contact_term
+from simreal.tasks.g1.rewards import joint_deviation
 from simreal.tasks.g1.walking_terms import (
     WALKING_G1_REWARDS,
     feet_air_time_term,
@@ -46,8 +46,6 @@ REWARDS: tuple[RewardTerm, ...] = (
     RewardTerm("feet_swing_height", feet_swing_height_term, weight=-20.0),
     RewardTerm("vertical_speed", vertical_speed_term, weight=-1.0),
     RewardTerm("stand_still", stand_still_term, weight=-0.5),
-    RewardTerm("self_contact", self_contact_term, weight=0.0),
 )
-"""The G1's terms, then the walking terms, default weights per second. `self_contact`
-is 0 by default (logged, not computed: runs before it was added train the same); the
-headline recipe weighs it (results/experiments/g1-walk-recipe)."""
+"""The G1's terms (with `self_contact`, 0 by default; the headline recipe weighs it:
+results/experiments/g1-walk-recipe), then the walking terms, default weights per second."""

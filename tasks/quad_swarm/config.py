@@ -69,6 +69,19 @@ class ExpertConfig:
     collisions where crossing drones meet (results/experiments/quad-swarm-expert-levels).
     0: off."""
     crowd_min_speed_fraction: float = 0.5
+    avoidance: str = "push"
+    """How a drone keeps off the others: "push" (the repulsive push of `drone_margin`,
+    `drone_gain`, `drone_yield`) or "orca" (reciprocal velocity obstacles: the velocity
+    nearest the preferred one that no nearby drone's current velocity makes collide within
+    `orca_horizon_s`, each drone of a pair doing half: expert.reciprocal_avoidance)."""
+    orca_radius_m: float = 0.3
+    """Combined radius of two drones for ORCA: the task's collision distance plus a margin."""
+    orca_horizon_s: float = 1.5
+    orca_column_horizon_s: float = 0.5
+    """Columns do not give way and the path already leads round them: a short horizon
+    only keeps the drone-drone avoidance from pushing a drone into one."""
+    orca_neighbours: int = 6
+    orca_passes: int = 3
 
     def validate(self) -> None:
         for name, value in vars(self).items():
@@ -78,6 +91,17 @@ class ExpertConfig:
             raise ValueError(
                 "expert.crowd_min_speed_fraction must lie in (0, 1], got "
                 f"{self.crowd_min_speed_fraction}"
+            )
+        if self.avoidance not in ("push", "orca"):
+            raise ValueError(f"expert.avoidance must be 'push' or 'orca', got {self.avoidance!r}")
+        if (
+            min(self.orca_radius_m, self.orca_horizon_s, self.orca_column_horizon_s) <= 0
+            or self.orca_passes < 1
+        ):
+            raise ValueError(
+                "expert.orca_radius_m, orca_horizon_s and orca_column_horizon_s must be "
+                "positive and "
+                "expert.orca_passes >= 1"
             )
         low, high = self.cruise_band_m
         if not 0.0 < low <= high:

@@ -186,7 +186,8 @@ class QuadSwarmEnv(TaskEnv):
             self.path_maps[blocked], self.floor, pos[blocked], self.goal[blocked]
         )
         to_other, dist = expert.active_neighbours(pos, ~self.down)
-        return expert.expert_velocity(
+        orca = e.avoidance == "orca"
+        velocity = expert.expert_velocity(
             e,
             pos,
             self.goal,
@@ -194,7 +195,9 @@ class QuadSwarmEnv(TaskEnv):
             expert.column_push(
                 pos, self.columns_xy, self.column_present, clearance, e.column_margin, e.column_gain
             ),
-            expert.drone_push(
+            0.0
+            if orca
+            else expert.drone_push(
                 to_other, dist, c.collision_distance, e.drone_margin, e.drone_gain, e.drone_yield
             ),
             c.max_speed_xy,
@@ -202,6 +205,19 @@ class QuadSwarmEnv(TaskEnv):
             expert.cruise_height(e, pos, self.goal, self.start_pos),
             expert.crowd_speed_cap(e, dist),
         )
+        if not orca:
+            return velocity
+        velocity = expert.reciprocal_avoidance(
+            e,
+            velocity,
+            pos,
+            self.lin_vel,
+            to_other,
+            dist,
+            self.control_dt,
+            (self.columns_xy, self.column_present, clearance),
+        )
+        return expert.speed_limited(velocity, c.max_speed_xy, c.max_speed_z)
 
     def expert_action(self) -> np.ndarray:
         """(num_envs, 3) float32: the expert's command as the policy's action, i.e. the

@@ -24,8 +24,12 @@ The expert's velocity command, per drone (all terms in m/s, world frame):
   meeting head on both veer to their left and pass each other instead of pushing each
   other to a halt.
 
-The sum is capped at the task's speed limits. Pure functions of arrays shaped
-(num_sims, num_drones, ...).
+The sum is capped at the task's speed limits. With `avoidance="orca"` the drone push
+is replaced: the sum without it is the preferred velocity, which `reciprocal_avoidance`
+changes as little as it can to leave every nearby drone's velocity obstacle (ORCA,
+van den Berg et al. 2011, "Reciprocal n-body collision avoidance"), each drone taking
+half of the change a pair needs. Pure functions of arrays shaped (num_sims, num_drones,
+...).
 """
 
 from __future__ import annotations
@@ -162,7 +166,174 @@ def expert_velocity(
     velocity[..., 2] = cfg.height_gain * (height - pos[..., 2])
     velocity[..., :2] += column
     velocity += drones
+    return speed_limited(velocity, max_speed_xy, max_speed_z)
+
+
+def speed_limited(velocity: np.ndarray, max_speed_xy: float, max_speed_z: float) -> np.ndarray:
+    """velocity (..., 3) with its horizontal speed scaled down to max_speed_xy and its
+    vertical one clipped to +-max_speed_z."""
+    velocity = velocity.copy()
     speed = np.linalg.norm(velocity[..., :2], axis=-1, keepdims=True)
     velocity[..., :2] *= np.minimum(1.0, max_speed_xy / np.maximum(speed, 1e-9))
     velocity[..., 2] = np.clip(velocity[..., 2], -max_speed_z, max_speed_z)
     return velocity
+
+
+def orca_planes(
+    rel_pos: np.ndarray,
+    rel_vel: np.ndarray,
+    vel: np.ndarray,
+    radius: float,
+    horizon_s: float,
+    dt: float,
+    share: float = 0.5,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Half-spaces of the velocities that avoid each neighbour: rel_pos (..., 3) the
+    neighbour seen from the drone, rel_vel (..., 3) the drone's velocity minus the
+    neighbour's, vel (..., 3) the drone's own. Returns (point, normal), both (..., 3):
+    a velocity v is allowed where (v - point) . normal >= 0.
+
+    The velocity obstacle of a sphere of `radius` (both drones' combined) over
+    `horizon_s` is a cone with its apex at the origin, capped by the ball of radius
+    radius / horizon_s at rel_pos / horizon_s. u is the smallest change of rel_vel that
+    reaches its boundary, through the cap or the side of the cone, whichever is nearer;
+    the drone takes `share` of it: half for another drone (the reciprocal part, the other
+    takes the rest), all of it for an obstacle that does not move. Already overlapping,
+    the pair separates within one control step `dt`."""
+    dist2 = np.sum(rel_pos * rel_pos, axis=-1, keepdims=True)
+    r2 = radius * radius
+    # Cap: w from the ball's centre; the cap is nearer where w points back towards the apex.
+    w = rel_vel - rel_pos / horizon_s
+    w_len2 = np.sum(w * w, axis=-1, keepdims=True)
+    dot = np.sum(w * rel_pos, axis=-1, keepdims=True)
+    on_cap = (dot < 0.0) & (dot * dot > r2 * w_len2)
+    w_len = np.sqrt(np.maximum(w_len2, 1e-18))
+    cap_normal = w / w_len
+    cap_u = (radius / horizon_s - w_len) * cap_normal
+    # Side of the cone: the ray t * rel_pos whose ball of radius r * t touches rel_vel.
+    a = np.maximum(dist2, 1e-18)
+    b = np.sum(rel_pos * rel_vel, axis=-1, keepdims=True)
+    cross = np.cross(rel_pos, rel_vel)
+    c = np.sum(rel_vel * rel_vel, axis=-1, keepdims=True) - np.sum(
+        cross * cross, axis=-1, keepdims=True
+    ) / np.maximum(dist2 - r2, 1e-9)
+    t = (b + np.sqrt(np.maximum(b * b - a * c, 0.0))) / a
+    side_w = rel_vel - t * rel_pos
+    side_len = np.sqrt(np.maximum(np.sum(side_w * side_w, axis=-1, keepdims=True), 1e-18))
+    # Closing in exactly along the line between them (every side is as near): both turn
+    # to their own left (z x rel_pos), which for the pair are opposite ways.
+    left = np.stack([-rel_pos[..., 1], rel_pos[..., 0], np.zeros_like(rel_pos[..., 0])], -1)
+    left /= np.maximum(np.linalg.norm(left, axis=-1, keepdims=True), 1e-9)
+    side_normal = np.where(side_len > 1e-6, side_w / side_len, left)
+    side_u = (radius * t - side_len) * side_normal
+    # Overlapping: leave within one control step.
+    hit_w = rel_vel - rel_pos / dt
+    hit_len = np.sqrt(np.maximum(np.sum(hit_w * hit_w, axis=-1, keepdims=True), 1e-18))
+    hit_normal = hit_w / hit_len
+    hit_u = (radius / dt - hit_len) * hit_normal
+    overlap = dist2 <= r2
+    normal = np.where(overlap, hit_normal, np.where(on_cap, cap_normal, side_normal))
+    u = np.where(overlap, hit_u, np.where(on_cap, cap_u, side_u))
+    return vel + share * u, normal
+
+
+def reciprocal_avoidance(
+    cfg: ExpertConfig,
+    preferred: np.ndarray,
+    pos: np.ndarray,
+    vel: np.ndarray,
+    to_other: np.ndarray,
+    dist: np.ndarray,
+    dt: float,
+    columns: tuple[np.ndarray, np.ndarray, float] | None = None,
+) -> np.ndarray:
+    """(S, N, 3) a velocity near `preferred` (S, N, 3) that keeps out of the ORCA
+    half-spaces (`orca_planes`) of each drone's `orca_neighbours` nearest active drones
+    within reach of the horizon (to_other and dist from `active_neighbours` of pos
+    (S, N, 3); vel (S, N, 3) the drones' current velocities) and, given `columns` = (columns_xy (S, C, 2),
+    present (S, C), clearance: column radius + drone radius), of its
+    `orca_neighbours` nearest columns, as static obstacles over `orca_column_horizon_s`
+    plus `column_margin`, horizontally.
+
+    ORCA solves a small linear program per drone; here `orca_passes` rounds of projecting
+    onto each violated half-space in turn, the columns' last (they do not give way), which
+    lands on a velocity inside all of them when they leave room for one, near the
+    preferred one (not always the nearest)."""
+    points, normals, relevant = [], [], []
+    k = min(cfg.orca_neighbours, dist.shape[-1] - 1)
+    if k >= 1:
+        reach = cfg.orca_horizon_s * 2.0 * cfg.max_speed + cfg.orca_radius_m
+        nearest = np.argpartition(dist, k - 1, axis=-1)[..., :k]
+        gap = np.take_along_axis(dist, nearest, axis=-1)
+        rel_pos = np.take_along_axis(to_other, nearest[..., None], axis=2)
+        sims = np.arange(vel.shape[0])[:, None, None]
+        rel_vel = vel[:, :, None, :] - vel[sims, nearest]
+        relevant.append(np.isfinite(gap) & (gap < reach))
+        point, normal = orca_planes(
+            np.where(relevant[0][..., None], rel_pos, 1.0),
+            rel_vel,
+            np.broadcast_to(vel[:, :, None, :], rel_vel.shape),
+            cfg.orca_radius_m,
+            cfg.orca_horizon_s,
+            dt,
+        )
+        points.append(point)
+        normals.append(normal)
+    if columns is not None:
+        columns_xy, present, clearance = columns
+        c_point, c_normal, c_relevant = _column_planes(
+            cfg, pos, vel, columns_xy, present, clearance, dt
+        )
+        points.append(c_point)
+        normals.append(c_normal)
+        relevant.append(c_relevant)
+    if not points:
+        return preferred
+    point = np.concatenate(points, axis=2)
+    normal = np.concatenate(normals, axis=2)
+    relevant = np.concatenate(relevant, axis=2)
+    velocity = preferred.copy()
+    for _ in range(cfg.orca_passes):
+        for j in range(point.shape[2]):
+            short = np.sum((velocity - point[:, :, j]) * normal[:, :, j], axis=-1, keepdims=True)
+            fix = np.where(relevant[:, :, j, None] & (short < 0.0), -short, 0.0)
+            velocity += fix * normal[:, :, j]
+    return velocity
+
+
+def _column_planes(
+    cfg: ExpertConfig,
+    pos: np.ndarray,
+    vel: np.ndarray,
+    columns_xy: np.ndarray,
+    present: np.ndarray,
+    clearance: float,
+    dt: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """ORCA half-spaces (point, normal (S, N, K, 3); relevant (S, N, K)) of each drone's
+    K = orca_neighbours nearest present columns, in the floor plane: a column is a circle
+    of `clearance` plus column_margin that does not move, avoided over
+    orca_column_horizon_s."""
+    rel = columns_xy[:, None, :, :] - pos[:, :, None, :2]
+    dist = np.where(present[:, None, :], np.linalg.norm(rel, axis=-1), np.inf)
+    k = min(cfg.orca_neighbours, dist.shape[-1])
+    nearest = np.argpartition(dist, k - 1, axis=-1)[..., :k]
+    gap = np.take_along_axis(dist, nearest, axis=-1)
+    rel_xy = np.take_along_axis(rel, nearest[..., None], axis=2)
+    rel_pos = np.concatenate([rel_xy, np.zeros_like(rel_xy[..., :1])], axis=-1)
+    flat_vel = vel.copy()
+    flat_vel[..., 2] = 0.0
+    flat_vel = np.broadcast_to(flat_vel[:, :, None, :], rel_pos.shape)
+    radius = clearance + cfg.column_margin
+    reach = radius + cfg.orca_column_horizon_s * 2.0 * cfg.max_speed
+    relevant = np.isfinite(gap) & (gap < reach)
+    point, normal = orca_planes(
+        np.where(relevant[..., None], rel_pos, 1.0),
+        flat_vel,
+        flat_vel,
+        radius,
+        cfg.orca_column_horizon_s,
+        dt,
+        share=1.0,
+    )
+    return point, normal, relevant
