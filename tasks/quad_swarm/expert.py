@@ -263,9 +263,7 @@ def reciprocal_avoidance(
     k = min(cfg.orca_neighbours, dist.shape[-1] - 1)
     if k >= 1:
         reach = cfg.orca_horizon_s * 2.0 * cfg.max_speed + cfg.orca_radius_m
-        nearest = np.argpartition(dist, k - 1, axis=-1)[..., :k]
-        gap = np.take_along_axis(dist, nearest, axis=-1)
-        rel_pos = np.take_along_axis(to_other, nearest[..., None], axis=2)
+        nearest, gap, rel_pos = _nearest(dist, to_other, k)
         sims = np.arange(vel.shape[0])[:, None, None]
         rel_vel = vel[:, :, None, :] - vel[sims, nearest]
         relevant.append(np.isfinite(gap) & (gap < reach))
@@ -301,6 +299,19 @@ def reciprocal_avoidance(
     return velocity
 
 
+def _nearest(
+    dist: np.ndarray, rel: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Of dist (S, N, M) and rel (S, N, M, D) the k nearest per drone, unordered:
+    their indices (S, N, k), distances (S, N, k) and offsets (S, N, k, D)."""
+    nearest = np.argpartition(dist, k - 1, axis=-1)[..., :k]
+    return (
+        nearest,
+        np.take_along_axis(dist, nearest, axis=-1),
+        np.take_along_axis(rel, nearest[..., None], axis=2),
+    )
+
+
 def _column_planes(
     cfg: ExpertConfig,
     pos: np.ndarray,
@@ -317,9 +328,7 @@ def _column_planes(
     rel = columns_xy[:, None, :, :] - pos[:, :, None, :2]
     dist = np.where(present[:, None, :], np.linalg.norm(rel, axis=-1), np.inf)
     k = min(cfg.orca_neighbours, dist.shape[-1])
-    nearest = np.argpartition(dist, k - 1, axis=-1)[..., :k]
-    gap = np.take_along_axis(dist, nearest, axis=-1)
-    rel_xy = np.take_along_axis(rel, nearest[..., None], axis=2)
+    _, gap, rel_xy = _nearest(dist, rel, k)
     rel_pos = np.concatenate([rel_xy, np.zeros_like(rel_xy[..., :1])], axis=-1)
     flat_vel = vel.copy()
     flat_vel[..., 2] = 0.0
