@@ -22,6 +22,7 @@ from simreal.tasks.g1 import (
 )
 from simreal.tasks.g1.fat2 import GRAVITY
 from simreal.tasks.g1_force import ForceConfig, ForceSchedule, G1ForceConfig, G1ForceEnv
+from simreal.tasks.g1_force.config import EvalPushConfig
 
 
 def make(num_envs: int = 4, **fields) -> G1ForceEnv:
@@ -143,6 +144,48 @@ def test_evaluation_pushes_differ_per_simulation_and_report_the_largest_survived
     assert resisted.mean() == pytest.approx(300.0)
     np.testing.assert_array_equal(fallen["fall_rate"], 1.0)
     np.testing.assert_array_equal(survivors["push_n"], [100.0, 300.0])
+
+
+@pytest.mark.parametrize("frame", ["heading", "world"])
+def test_sustained_push_turns_with_the_robot_in_the_heading_frame(frame):
+    push = EvalPushConfig(mode="sustained", max_n=100.0, frame=frame)
+    env = make(2, evaluation=True, eval_push=push)
+    env.reset()
+    env.engine.qpos[:, 3:7] = [math.cos(math.pi / 4), 0.0, 0.0, math.sin(math.pi / 4)]
+    np.testing.assert_allclose(env.yaw(), math.pi / 2)  # facing the world's +y
+    env.apply_external_forces(np.full(2, push.onset_s + push.ramp_s + 1.0))  # holding
+    torso = env.external_force[:, 0]
+    if frame == "heading":  # backward (sim 0) is the robot's -x: the world's -y
+        np.testing.assert_allclose(torso, [[0.0, -100.0, 0.0], [0.0, 100.0, 0.0]], atol=1e-9)
+    else:
+        np.testing.assert_allclose(torso, [[-100.0, 0.0, 0.0], [100.0, 0.0, 0.0]], atol=1e-9)
+    assert env.evaluation_conditions()["push_frame"] == frame
+
+
+def test_training_forces_in_the_heading_frame_are_the_schedules_turned_by_the_yaw():
+    env = make(3, forces=ForceConfig(frame="heading"))
+    env.reset()
+    yaw = np.array([0.0, math.pi / 2, -2.0])
+    env.engine.qpos[:, 3:7] = np.stack([np.cos(yaw / 2), 0 * yaw, 0 * yaw, np.sin(yaw / 2)], 1)
+    schedule = env.schedule  # every body holding a force drawn in the robot's frame
+    schedule.onset_s[:], schedule.ramp_s[:], schedule.hold_s[:] = 0.0, 0.0, 10.0
+    schedule.magnitude_n[:] = 40.0
+    t = np.full(3, 1.0)
+    drawn = schedule.forces(t, resample=False)
+    assert np.all(np.linalg.norm(drawn, axis=-1) == pytest.approx(40.0))
+    env.apply_external_forces(t)
+    c, s = np.cos(yaw)[:, None], np.sin(yaw)[:, None]
+    x, y = drawn[..., 0], drawn[..., 1]
+    turned = np.stack([c * x - s * y, s * x + c * y, drawn[..., 2]], axis=-1)
+    np.testing.assert_allclose(env.external_force, turned, atol=1e-9)
+    assert not np.allclose(env.external_force[1:], drawn[1:])
+
+
+def test_an_unknown_push_frame_is_refused_naming_it():
+    with pytest.raises(ValueError, match=r"eval_push\.frame .*'robot'"):
+        G1ForceConfig(eval_push=EvalPushConfig(frame="robot")).validate()
+    with pytest.raises(ValueError, match=r"forces\.frame .*'body'"):
+        G1ForceConfig(forces=ForceConfig(frame="body")).validate()
 
 
 def test_fat2_target_is_zero_without_force_and_leans_into_a_push():

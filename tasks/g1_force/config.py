@@ -13,7 +13,7 @@ FORCE_BODIES = ("torso", "left_hand", "right_hand")
 
 @dataclass
 class ForceConfig:
-    """Random external forces on the torso and both hands (world frame, at each body's CoM).
+    """Random external forces on the torso and both hands (at each body's CoM; `frame`).
 
     Each body runs its own sequence of events: a pause of `gap_s`, then the force rises
     (a step with probability `step_prob`, otherwise a linear ramp over `ramp_s`), holds
@@ -58,10 +58,17 @@ class ForceConfig:
     episodes (one per simulation) is below this, and falls back when it exceeds
     lower_above_fall_rate."""
     lower_above_fall_rate: float = 0.5
+    frame: str = "world"
+    """world: each event's direction is fixed in the world, so a robot can turn under a
+    long hold until the force meets it where it is strongest (how every run before
+    2026-11-28 trained); heading: fixed in the robot's heading frame (the pelvis yaw) and
+    turning with it, as `eval_push.frame` "heading" evaluates."""
 
     def validate(self) -> None:
         if not all(0.0 <= p <= 1.0 for p in (*self.active_prob, self.step_prob)):
             raise ValueError("forces: probabilities must lie in [0, 1]")
+        if self.frame not in ("heading", "world"):
+            raise ValueError(f"forces.frame must be 'heading' or 'world', got {self.frame!r}")
         if not 0.0 <= self.magnitude_min_fraction <= 1.0:
             raise ValueError(
                 f"forces.magnitude_min_fraction must lie in [0, 1], got "
@@ -97,7 +104,13 @@ class EvalPushConfig:
     mode "sustained" (`max_sustained_push_backward_n`, `..._forward_n`): a horizontal
     torso force ramped up over ramp_s and held for hold_s, backward in even simulations
     and forward in odd ones, the k-th of n in a direction at max_n * (k + 1) / n: a load
-    leaned on, as when holding a door or a cart, rather than a shove."""
+    leaned on, as when holding a door or a cart, rather than a shove.
+
+    `frame` "heading" (default): the push direction is fixed in the robot's heading frame
+    (the pelvis yaw) and turns with it, so a backward push stays one from the front
+    however the robot turns. "world": fixed in the world, as every evaluation before
+    2026-11-28 ran; a policy can then turn in place under a forward push and take it as a
+    backward one (g1-force's headline policy turned by up to 2.6 rad in 5 s)."""
 
     mode: str = "step"
     max_n: float = 400.0
@@ -106,10 +119,13 @@ class EvalPushConfig:
     direction: tuple[float, float, float] = (-1.0, 0.0, 0.0)
     ramp_s: float = 2.0
     hold_s: float = 4.0
+    frame: str = "heading"
 
     def validate(self) -> None:
         if self.mode not in ("step", "sustained"):
             raise ValueError(f"eval_push.mode must be 'step' or 'sustained', got {self.mode!r}")
+        if self.frame not in ("heading", "world"):
+            raise ValueError(f"eval_push.frame must be 'heading' or 'world', got {self.frame!r}")
         if self.max_n <= 0 or self.onset_s < 0 or self.duration_s <= 0:
             raise ValueError("eval_push: need max_n > 0, onset_s >= 0, duration_s > 0")
         if self.ramp_s < 0 or self.hold_s <= 0:

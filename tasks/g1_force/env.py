@@ -38,7 +38,11 @@ class G1ForceEnv(G1Env):
         self.first_episode = np.ones(num_envs, dtype=bool)
 
     def apply_external_forces(self, t: np.ndarray) -> None:
-        self.external_force = self.schedule.forces(t, resample=not self.cfg.evaluation)
+        forces = self.schedule.forces(t, resample=not self.cfg.evaluation)
+        frame = self.cfg.eval_push.frame if self.cfg.evaluation else self.cfg.forces.frame
+        if frame == "heading":  # the direction is the robot's: turn it with the pelvis yaw
+            forces = np.einsum("nij,nkj->nki", self.heading_rot(), forces)
+        self.external_force = forces
         self.engine.xfrc_applied[:, self.force_body_ids, 0:3] = self.external_force
         self.record_external_force()
 
@@ -83,6 +87,9 @@ class G1ForceEnv(G1Env):
             "max_push_resisted_n": resisted,
             "self_penetration_m": self.self_penetration_m[ids].copy(),
         }
+
+    def evaluation_conditions(self) -> dict:
+        return {**super().evaluation_conditions(), "push_frame": self.cfg.eval_push.frame}
 
     def reset(self) -> tuple[np.ndarray, np.ndarray]:
         self.first_episode[:] = True
