@@ -9,7 +9,8 @@ prints, for the nominal robot, the unclipped target against the push and the pus
 each clip engages; with a policy it also runs the sustained-push protocol (`simreal
 eval`'s `task.eval_push.mode=sustained`) and reports, per rung, the torso's mean lean
 over the hold phase beside the (clipped) target, how far it had turned (yaw) by the
-hold's last step, and whether it fell.
+hold's last step, how far the pelvis moved over the hold (`hold_drift_m`, horizontal),
+and whether it fell.
 
     python experiments/g1_force_lean.py [POLICY.onnx] [--max-n 200] [--episodes 40]
         [--set task.eval_friction=0.7] [--json FILE]
@@ -61,8 +62,9 @@ def targets_report() -> dict:
 
 def hold_leans(policy_path: Path, max_n: float, episodes: int, overrides: list[str]) -> dict:
     """The sustained protocol with `policy_path`: per simulation its push (signed: < 0
-    backward), the torso's mean forward lean and the clipped FAT2 target over the hold
-    phase, its yaw change by the hold's last step, and whether it fell."""
+        backward), the torso's mean forward lean and the clipped FAT2 target over the hold
+        phase, its yaw change by the hold's last step, how far the pelvis moved over the hold (`hold_drift_m`, horizontal),
+    and whether it fell."""
     policy, config = load_policy(policy_path)
     sets = ["task.eval_push.mode=sustained", f"task.eval_push.max_n={max_n}", *overrides]
     config = with_task_overrides(config, sets, "g1-force")
@@ -76,6 +78,7 @@ def hold_leans(policy_path: Path, max_n: float, episodes: int, overrides: list[s
     fell = np.zeros(episodes, dtype=bool)
     push = np.zeros(episodes)
     yaw0, turn = env.yaw(), np.zeros(episodes)
+    start_xy, drift = np.full((episodes, 2), np.nan), np.zeros(episodes)
     while not done.all():
         t = env.episode_step * env.cfg.control_dt
         start = schedule.onset_s[:, 0] + schedule.ramp_s[:, 0]
@@ -84,6 +87,9 @@ def hold_leans(policy_path: Path, max_n: float, episodes: int, overrides: list[s
         target_sum += np.where(holding, env.fat2_target()[:, 0], 0.0)
         count += holding
         turn = np.where(holding, np.angle(np.exp(1j * (env.yaw() - yaw0))), turn)
+        xy = env.engine.qpos[:, :2]
+        start_xy = np.where((holding & np.isnan(start_xy[:, 0]))[:, None], xy, start_xy)
+        drift = np.where(holding, np.linalg.norm(xy - start_xy, axis=1), drift)
         push = np.where(done, push, schedule.magnitude_n[:, 0] * schedule.direction[:, 0, 0])
         step = env.step(policy(obs))
         obs = step.obs
@@ -97,6 +103,7 @@ def hold_leans(policy_path: Path, max_n: float, episodes: int, overrides: list[s
             "hold_lean_rad": float(lean_sum[i] / count[i]) if count[i] else None,
             "hold_target_rad": float(target_sum[i] / count[i]) if count[i] else None,
             "turned_rad": float(turn[i]),
+            "hold_drift_m": float(drift[i]),
         }
         for i in np.argsort(push)
     ]
