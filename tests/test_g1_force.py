@@ -181,11 +181,40 @@ def test_training_forces_in_the_heading_frame_are_the_schedules_turned_by_the_ya
     assert not np.allclose(env.external_force[1:], drawn[1:])
 
 
+def test_a_sustained_push_is_held_in_place_only_while_the_pelvis_stays_near_its_start():
+    push = EvalPushConfig(mode="sustained", max_n=100.0, max_hold_drift_m=0.5)
+    env = make(2, evaluation=True, eval_push=push)
+    env.reset()
+    hold = push.onset_s + push.ramp_s
+    env.apply_external_forces(np.full(2, hold - 0.1))  # ramping: not tracked yet
+    env.engine.qpos[:, 0] += 5.0
+    env.apply_external_forces(np.full(2, hold + 0.1))  # the hold begins here
+    env.engine.qpos[0, 0] += 0.3
+    env.engine.qpos[1, 0] += 0.8
+    env.apply_external_forces(np.full(2, hold + 1.0))
+    env.engine.qpos[1, 0] -= 0.8  # back where it began: the largest distance counts
+    env.apply_external_forces(np.full(2, hold + 2.0))
+    env.engine.qpos[:, 0] += 9.0
+    env.apply_external_forces(np.full(2, hold + push.hold_s + 0.1))  # released: not tracked
+    env.fell[:] = False
+    env.episode_step[:] = env.max_episode_steps
+    out = env.episode_metrics(np.array([0, 1]))
+    np.testing.assert_allclose(out["hold_drift_m"], [0.3, 0.8], atol=1e-9)
+    np.testing.assert_array_equal(out["max_sustained_push_backward_n"], [100.0, 0.0])
+    np.testing.assert_array_equal(out["max_sustained_push_forward_n"], [0.0, 100.0])
+    np.testing.assert_array_equal(out["max_sustained_push_backward_in_place_n"], [100.0, 0.0])
+    np.testing.assert_array_equal(out["max_sustained_push_forward_in_place_n"], [0.0, 0.0])
+    env.reset()
+    assert np.all(env.hold_drift_m == 0.0) and np.all(np.isnan(env.hold_start_xy))
+
+
 def test_an_unknown_push_frame_is_refused_naming_it():
     with pytest.raises(ValueError, match=r"eval_push\.frame .*'robot'"):
         G1ForceConfig(eval_push=EvalPushConfig(frame="robot")).validate()
     with pytest.raises(ValueError, match=r"forces\.frame .*'body'"):
         G1ForceConfig(forces=ForceConfig(frame="body")).validate()
+    with pytest.raises(ValueError, match=r"eval_push\.max_hold_drift_m .*-1"):
+        G1ForceConfig(eval_push=EvalPushConfig(max_hold_drift_m=-1.0)).validate()
 
 
 def test_fat2_target_is_zero_without_force_and_leans_into_a_push():

@@ -120,8 +120,15 @@ class EvalPushConfig:
     ramp_s: float = 2.0
     hold_s: float = 4.0
     frame: str = "heading"
+    max_hold_drift_m: float = 0.5
+    """Sustained: a rung counts as held in place (`max_sustained_push_{backward,forward}
+    _in_place_n`) only if the pelvis stays within this horizontal distance of where it
+    stood when the hold began, over the whole hold; `hold_drift_m` is that distance
+    (mean over episodes in the JSON). The issue-named keys count every rung survived."""
 
     def validate(self) -> None:
+        if self.max_hold_drift_m <= 0:
+            raise ValueError(f"eval_push.max_hold_drift_m must be > 0, got {self.max_hold_drift_m}")
         if self.mode not in ("step", "sustained"):
             raise ValueError(f"eval_push.mode must be 'step' or 'sustained', got {self.mode!r}")
         if self.frame not in ("heading", "world"):

@@ -23,6 +23,8 @@ class G1ForceEnv(G1Env):
         **G1Env.metric_reductions,
         "max_sustained_push_backward_n": "max",
         "max_sustained_push_forward_n": "max",
+        "max_sustained_push_backward_in_place_n": "max",
+        "max_sustained_push_forward_in_place_n": "max",
     }
 
     def __init__(
@@ -36,6 +38,11 @@ class G1ForceEnv(G1Env):
         super().__init__(cfg, num_envs, engine, seed, num_threads)
         self.schedule = ForceSchedule(cfg.forces, num_envs, self.rng)
         self.first_episode = np.ones(num_envs, dtype=bool)
+        self.hold_start_xy = np.full((num_envs, 2), np.nan)
+        self.hold_drift_m = np.zeros(num_envs)
+        """Sustained protocol: the pelvis' largest horizontal distance from where it stood
+        when the hold began, over the hold (a robot that walks with the push is not
+        holding it)."""
 
     def apply_external_forces(self, t: np.ndarray) -> None:
         forces = self.schedule.forces(t, resample=not self.cfg.evaluation)
@@ -45,6 +52,18 @@ class G1ForceEnv(G1Env):
         self.external_force = forces
         self.engine.xfrc_applied[:, self.force_body_ids, 0:3] = self.external_force
         self.record_external_force()
+        if self.cfg.evaluation and self.cfg.eval_push.mode == "sustained":
+            self._track_hold_drift(t)
+
+    def _track_hold_drift(self, t: np.ndarray) -> None:
+        s = self.schedule
+        start = s.onset_s[:, 0] + s.ramp_s[:, 0]
+        holding = (t >= start) & (t < start + s.hold_s[:, 0])
+        xy = self.engine.qpos[:, :2]
+        begun = holding & np.isnan(self.hold_start_xy[:, 0])
+        self.hold_start_xy[begun] = xy[begun]
+        moved = np.linalg.norm(xy - self.hold_start_xy, axis=1)
+        self.hold_drift_m = np.where(holding, np.fmax(self.hold_drift_m, moved), self.hold_drift_m)
 
     def episode_metrics(self, ids: np.ndarray) -> dict[str, np.ndarray]:
         """fall_rate (1 for a fall), peak_force_n (largest total external force), and
@@ -68,12 +87,17 @@ class G1ForceEnv(G1Env):
         push = self.schedule.magnitude_n[ids, 0].copy()
         if self.cfg.eval_push.mode == "sustained":
             held = np.where(fell, 0.0, push)
+            drift = self.hold_drift_m[ids].copy()
+            in_place = np.where(drift <= self.cfg.eval_push.max_hold_drift_m, held, 0.0)
             backward = sustained_directions(self.num_sims)[ids] < 0
             return {
                 **out,
                 "push_n": push,
                 "max_sustained_push_backward_n": np.where(backward, held, 0.0),
                 "max_sustained_push_forward_n": np.where(backward, 0.0, held),
+                "max_sustained_push_backward_in_place_n": np.where(backward, in_place, 0.0),
+                "max_sustained_push_forward_in_place_n": np.where(backward, 0.0, in_place),
+                "hold_drift_m": drift,
                 "self_penetration_m": self.self_penetration_m[ids].copy(),
             }
         survived = self.first_episode[ids] & ~fell
@@ -107,6 +131,8 @@ class G1ForceEnv(G1Env):
         restore_state(self.schedule.curriculum, state, "force_cap_n")
 
     def reset_loads(self, ids: np.ndarray) -> None:
+        self.hold_start_xy[ids] = np.nan
+        self.hold_drift_m[ids] = 0.0
         if self.cfg.evaluation:
             self.schedule.set_eval_push(self.cfg.eval_push)
         else:
