@@ -62,9 +62,9 @@ def targets_report() -> dict:
 
 def hold_leans(policy_path: Path, max_n: float, episodes: int, overrides: list[str]) -> dict:
     """The sustained protocol with `policy_path`: per simulation its push (signed: < 0
-        backward), the torso's mean forward lean and the clipped FAT2 target over the hold
-        phase, its yaw change by the hold's last step, how far the pelvis moved over the hold (`hold_drift_m`, horizontal),
-    and whether it fell."""
+    backward), the torso's mean forward lean and the clipped FAT2 target over the hold
+    phase, its yaw change and the pelvis' horizontal distance from where the hold began
+    (`hold_drift_m`), both at the hold's last step, and whether it fell."""
     policy, config = load_policy(policy_path)
     sets = ["task.eval_push.mode=sustained", f"task.eval_push.max_n={max_n}", *overrides]
     config = with_task_overrides(config, sets, "g1-force")
@@ -80,9 +80,7 @@ def hold_leans(policy_path: Path, max_n: float, episodes: int, overrides: list[s
     yaw0, turn = env.yaw(), np.zeros(episodes)
     start_xy, drift = np.full((episodes, 2), np.nan), np.zeros(episodes)
     while not done.all():
-        t = env.episode_step * env.cfg.control_dt
-        start = schedule.onset_s[:, 0] + schedule.ramp_s[:, 0]
-        holding = ~done & (t >= start) & (t < start + schedule.hold_s[:, 0])
+        holding = ~done & env.torso_holding(env.episode_step * env.control_dt)
         lean_sum += np.where(holding, env.torso_lean()[:, 0], 0.0)
         target_sum += np.where(holding, env.fat2_target()[:, 0], 0.0)
         count += holding

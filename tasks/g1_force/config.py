@@ -8,6 +8,9 @@ from dataclasses import dataclass, field
 from simreal.tasks.g1.config import G1Config
 
 FORCE_BODIES = ("torso", "left_hand", "right_hand")
+PUSH_FRAMES = ("heading", "world")
+"""Where a force's direction is fixed: the robot's heading frame (turning with the pelvis
+yaw) or the world."""
 """Where external forces act, in the order of every (num_sims, 3, ...) force array."""
 
 
@@ -67,8 +70,8 @@ class ForceConfig:
     def validate(self) -> None:
         if not all(0.0 <= p <= 1.0 for p in (*self.active_prob, self.step_prob)):
             raise ValueError("forces: probabilities must lie in [0, 1]")
-        if self.frame not in ("heading", "world"):
-            raise ValueError(f"forces.frame must be 'heading' or 'world', got {self.frame!r}")
+        if self.frame not in PUSH_FRAMES:
+            raise ValueError(f"forces.frame must be one of {PUSH_FRAMES}, got {self.frame!r}")
         if not 0.0 <= self.magnitude_min_fraction <= 1.0:
             raise ValueError(
                 f"forces.magnitude_min_fraction must lie in [0, 1], got "
@@ -131,8 +134,8 @@ class EvalPushConfig:
             raise ValueError(f"eval_push.max_hold_drift_m must be > 0, got {self.max_hold_drift_m}")
         if self.mode not in ("step", "sustained"):
             raise ValueError(f"eval_push.mode must be 'step' or 'sustained', got {self.mode!r}")
-        if self.frame not in ("heading", "world"):
-            raise ValueError(f"eval_push.frame must be 'heading' or 'world', got {self.frame!r}")
+        if self.frame not in PUSH_FRAMES:
+            raise ValueError(f"eval_push.frame must be one of {PUSH_FRAMES}, got {self.frame!r}")
         if self.max_n <= 0 or self.onset_s < 0 or self.duration_s <= 0:
             raise ValueError("eval_push: need max_n > 0, onset_s >= 0, duration_s > 0")
         if self.ramp_s < 0 or self.hold_s <= 0:

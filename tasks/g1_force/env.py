@@ -55,15 +55,21 @@ class G1ForceEnv(G1Env):
         if self.cfg.evaluation and self.cfg.eval_push.mode == "sustained":
             self._track_hold_drift(t)
 
-    def _track_hold_drift(self, t: np.ndarray) -> None:
+    def torso_holding(self, t: np.ndarray) -> np.ndarray:
+        """(N,) bool: the torso force of each simulation is in its hold phase at episode
+        times t (after its ramp, before its release)."""
         s = self.schedule
         start = s.onset_s[:, 0] + s.ramp_s[:, 0]
-        holding = (t >= start) & (t < start + s.hold_s[:, 0])
-        xy = self.engine.qpos[:, :2]
-        begun = holding & np.isnan(self.hold_start_xy[:, 0])
-        self.hold_start_xy[begun] = xy[begun]
-        moved = np.linalg.norm(xy - self.hold_start_xy, axis=1)
-        self.hold_drift_m = np.where(holding, np.fmax(self.hold_drift_m, moved), self.hold_drift_m)
+        return (t >= start) & (t < start + s.hold_s[:, 0])
+
+    def _track_hold_drift(self, t: np.ndarray) -> None:
+        holding = self.torso_holding(t)
+        xy = self.engine.qpos[holding, :2]
+        start = self.hold_start_xy[holding]
+        start[np.isnan(start[:, 0])] = xy[np.isnan(start[:, 0])]
+        self.hold_start_xy[holding] = start
+        moved = np.linalg.norm(xy - start, axis=1)
+        self.hold_drift_m[holding] = np.maximum(self.hold_drift_m[holding], moved)
 
     def episode_metrics(self, ids: np.ndarray) -> dict[str, np.ndarray]:
         """fall_rate (1 for a fall), peak_force_n (largest total external force), and
