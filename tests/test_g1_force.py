@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from _g1_falls import assert_every_robot_falls
 
+from simreal.config import apply_overrides
 from simreal.robots.g1 import ACTUATORS, DEFAULT_JOINT_POS, JOINT_NAMES
 from simreal.tasks import make_env
 from simreal.tasks.g1 import (
@@ -206,6 +207,33 @@ def test_a_sustained_push_is_held_in_place_only_while_the_pelvis_stays_near_its_
     np.testing.assert_array_equal(out["max_sustained_push_forward_in_place_n"], [0.0, 0.0])
     env.reset()
     assert np.all(env.hold_drift_m == 0.0) and np.all(np.isnan(env.hold_start_xy))
+
+
+def test_standing_ground_terms_charge_walking_and_turning_not_standing():
+    from simreal.tasks.g1 import rewards
+    from simreal.tasks.rotations import quat_from_roll_pitch_yaw
+
+    assert G1ForceConfig().reward_weights["base_drift"] == 0.0  # named, off by default
+    env = make_env(
+        "g1-force",
+        apply_overrides(
+            G1ForceConfig(),
+            ["reward_weights.base_drift=-0.5", "reward_weights.yaw_rate=-0.5"],
+        ),
+        num_envs=3,
+    )
+    env.reset()
+    env.engine.qvel[:, :6] = 0.0
+    env.engine.qvel[1, 0:3] = [0.6, -0.8, 0.3]  # walking at 1 m/s (and bobbing)
+    # turning at 0.5 rad/s about the vertical while pitched 90 deg: the pelvis' own z
+    # axis then lies horizontal, so the body-frame rate must be turned into the world's
+    env.engine.qpos[2, 3:7] = quat_from_roll_pitch_yaw(
+        np.array([0.0]), np.array([np.pi / 2]), np.array([0.0])
+    )[0]
+    env.engine.qvel[2, 3:6] = [-0.5, 0.0, 0.0]
+    np.testing.assert_allclose(rewards.base_drift_term(env), [0.0, 1.0, 0.0], atol=1e-12)
+    np.testing.assert_allclose(rewards.yaw_rate_term(env), [0.0, 0.0, 0.25], atol=1e-12)
+    assert env.reward_weights()["base_drift"] == -0.5 * env.cfg.control_dt
 
 
 def test_an_unknown_push_frame_is_refused_naming_it():

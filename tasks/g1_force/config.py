@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from simreal.tasks.g1.config import G1Config
+from simreal.tasks.g1.rewards import REWARDS
+from simreal.tasks.terms import default_weights
 
 FORCE_BODIES = ("torso", "left_hand", "right_hand")
 PUSH_FRAMES = ("heading", "world")
@@ -149,6 +151,11 @@ class G1ForceConfig(G1Config):
 
     forces: ForceConfig = field(default_factory=ForceConfig)
     eval_push: EvalPushConfig = field(default_factory=EvalPushConfig)
+    reward_weights: dict[str, float] = field(
+        default_factory=lambda: {**default_weights(REWARDS), "base_drift": 0.0, "yaw_rate": 0.0}
+    )
+    """The G1's terms plus the standing-ground ones (`base_drift`, `yaw_rate`) at 0: named,
+    so `--set task.reward_weights.base_drift=W` reaches them; logged, not computed."""
 
     def validate(self) -> None:
         super().validate()
