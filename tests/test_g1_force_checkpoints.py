@@ -1,0 +1,44 @@
+"""experiments/g1_force_checkpoints.py: the pick ranks the weaker direction held in place
+first, survival second, and an empty run is refused naming where it looked."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "experiments" / "g1_force_checkpoints.py"
+
+
+def load():
+    spec = importlib.util.spec_from_file_location("g1_force_checkpoints", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def held(back_in_place, fwd_in_place, back, fwd) -> dict:
+    return {
+        "backward_in_place_n": back_in_place,
+        "forward_in_place_n": fwd_in_place,
+        "backward_n": back,
+        "forward_n": fwd,
+    }
+
+
+def test_the_weaker_direction_in_place_decides_before_survival():
+    score = load().score
+    walker = held(10.0, 90.0, 190.0, 190.0)  # survives everything, holds little in place
+    stander = held(40.0, 40.0, 60.0, 60.0)
+    assert score(stander) > score(walker)
+    assert score(held(40.0, 50.0, 80.0, 70.0)) > score(stander)  # tie in place: survival
+
+
+def test_a_run_without_checkpoints_is_refused_naming_the_folder(tmp_path):
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), str(tmp_path)], capture_output=True, text=True, cwd=ROOT
+    )
+    assert done.returncode != 0
+    assert str(tmp_path / "checkpoints") in done.stderr
