@@ -58,7 +58,14 @@ def test_excite_over_dds_feeds_the_fits(tmp_path):
     assert log.bad_state.sum() <= m["states_lost"] + m["robot_late_ticks"]
     allow = m["disturbed_fraction"] > MAX_DISTURBED
     out = tmp_path / "overlay.yaml"
-    fit = routines.actuators(tmp_path / "log", "left_leg", out, None, allow_disturbed=allow)
+    try:
+        fit = routines.actuators(tmp_path / "log", "left_leg", out, None, allow_disturbed=allow)
+    except CalibrationError as err:
+        # A machine too loaded to keep the 2 ms tick (CI beside a training run) leaves
+        # too few clean rows: the fit must refuse, saying so, rather than fit the rest.
+        assert "certain timing and clean states" in str(err) and "--rt-priority" in str(err)
+        assert m["disturbed_fraction"] > MAX_DISTURBED
+        pytest.skip(f"log too disturbed to check the fits' accuracy ({err})")
     overlay = load_overlay(out)
     kp_error = max(abs(overlay.joint(n).kp_scale / truth["joints"][n]["kp_scale"] - 1) for n in LEG)
     # The calibrated model re-simulates the DDS log far better than the nominal one.
