@@ -210,15 +210,15 @@ def test_a_sustained_push_is_held_in_place_only_while_the_pelvis_stays_near_its_
 
 
 def test_standing_ground_terms_charge_walking_and_turning_not_standing():
-    from simreal.tasks.g1 import rewards
+    from simreal.tasks.g1_force import rewards
     from simreal.tasks.rotations import quat_from_roll_pitch_yaw
 
-    assert G1ForceConfig().reward_weights["base_drift"] == 0.0  # named, off by default
+    assert G1ForceConfig().reward_weights["hold_ground"] == 0.0  # named, off by default
     env = make_env(
         "g1-force",
         apply_overrides(
             G1ForceConfig(),
-            ["reward_weights.base_drift=-0.5", "reward_weights.yaw_rate=-0.5"],
+            ["reward_weights.hold_ground=1.0", "reward_weights.base_drift=-0.5"],
         ),
         num_envs=3,
     )
@@ -233,7 +233,16 @@ def test_standing_ground_terms_charge_walking_and_turning_not_standing():
     env.engine.qvel[2, 3:6] = [-0.5, 0.0, 0.0]
     np.testing.assert_allclose(rewards.base_drift_term(env), [0.0, 1.0, 0.0], atol=1e-12)
     np.testing.assert_allclose(rewards.yaw_rate_term(env), [0.0, 0.0, 0.25], atol=1e-12)
-    assert env.reward_weights()["base_drift"] == -0.5 * env.cfg.control_dt
+    sigma_v, sigma_w = env.cfg.hold_ground_sigma_m_s, env.cfg.hold_heading_sigma_rad_s
+    np.testing.assert_allclose(
+        rewards.hold_ground_term(env), [1.0, np.exp(-1.0 / sigma_v**2), 1.0], rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        rewards.hold_heading_term(env), [1.0, 1.0, np.exp(-0.25 / sigma_w**2)], rtol=1e-12
+    )
+    assert env.reward_weights()["hold_ground"] == pytest.approx(env.cfg.control_dt)
+    with pytest.raises(ValueError, match=r"hold_ground_sigma_m_s .* -0\.1"):
+        G1ForceConfig(hold_ground_sigma_m_s=-0.1).validate()
 
 
 def test_an_unknown_push_frame_is_refused_naming_it():

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simreal.tasks.rotations import projected_gravity, quat_rotate
+from simreal.tasks.rotations import projected_gravity
 from simreal.tasks.terms import RewardTerm
 
 
@@ -49,20 +49,6 @@ def feet_slip(foot_vel: np.ndarray, contact: np.ndarray) -> np.ndarray:
 def joint_deviation(joint_pos: np.ndarray, default: np.ndarray) -> np.ndarray:
     """Squared distance (rad^2) from the default pose: keeps a posture to return to."""
     return np.sum(np.square(joint_pos - default), axis=1)
-
-
-def base_drift(lin_vel: np.ndarray) -> np.ndarray:
-    """Squared horizontal pelvis speed (m^2/s^2), lin_vel (N, 3) in the world. A robot
-    under a sustained push that may walk with it survives any push and holds none: the
-    g1-force headline walked 6.9 m back over a 4 s, 80 N hold (results/experiments/
-    g1-force-lean). This charges the walk, so standing the ground by leaning pays."""
-    return np.sum(np.square(lin_vel[:, :2]), axis=1)
-
-
-def yaw_rate(ang_vel: np.ndarray) -> np.ndarray:
-    """Squared pelvis yaw rate (rad^2/s^2), ang_vel (N, 3) in the world: the other way
-    out of a push is to turn until it meets the robot where it is strongest."""
-    return np.square(ang_vel[:, 2])
 
 
 def self_contact(contacts: np.ndarray) -> np.ndarray:
@@ -113,15 +99,6 @@ def joint_deviation_term(env) -> np.ndarray:
     return joint_deviation(env.joint_pos, env.default_joint_pos)
 
 
-def base_drift_term(env) -> np.ndarray:
-    return base_drift(env.engine.qvel[:, 0:3])  # a free joint's linear velocity: world
-
-
-def yaw_rate_term(env) -> np.ndarray:
-    # a free joint's angular velocity is in the body frame: turn it into the world's
-    return yaw_rate(quat_rotate(env.engine.qpos[:, 3:7], env.engine.qvel[:, 3:6]))
-
-
 def self_contact_term(env) -> np.ndarray:
     return self_contact(env.self_contacts())
 
@@ -137,11 +114,7 @@ REWARDS: tuple[RewardTerm, ...] = (
     RewardTerm("feet_slip", feet_slip_term, weight=-0.2),
     RewardTerm("joint_deviation", joint_deviation_term, weight=-0.05),
     RewardTerm("self_contact", self_contact_term, weight=0.0),
-    RewardTerm("base_drift", base_drift_term),
-    RewardTerm("yaw_rate", yaw_rate_term),
 )
 """The G1's balance and effort terms with their default weights (per second); tasks add
 theirs. `self_contact` is 0 by default (logged, not computed: runs before it was added
-train the same); the g1-walk and g1-force recipes weigh it. `base_drift` and `yaw_rate` (standing one's
-ground under a load) carry no default weight; g1-force's config names them at 0.
-"""
+train the same); the g1-walk and g1-force recipes weigh it."""

@@ -10,6 +10,7 @@ import numpy as np
 
 from simreal.tasks.curriculum import checkpoint_state, restore_state
 from simreal.tasks.g1.env import G1Env
+from simreal.tasks.g1_force import rewards
 from simreal.tasks.g1_force.config import G1ForceConfig
 from simreal.tasks.g1_force.forces import ForceSchedule, sustained_directions
 
@@ -19,6 +20,7 @@ class G1ForceEnv(G1Env):
     curriculum on their cap; evaluation pushes the torso backward, harder in each
     simulation (max_push_resisted_n)."""
 
+    reward_terms = rewards.REWARDS
     metric_reductions: ClassVar[dict[str, str]] = {
         **G1Env.metric_reductions,
         "max_sustained_push_backward_n": "max",
