@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from simreal.evaluation import evaluate_policy
+from simreal.policies.checkpoint import swept_checkpoints
 from simreal.reports import emit
 
 SUSTAINED = ("task.eval_push.mode=sustained",)
@@ -58,12 +59,10 @@ def main() -> None:
         "--set", action="append", default=[], metavar="KEY=VALUE", help="a condition for both"
     )
     args = parser.parse_args()
-    checkpoints = sorted((args.run / "checkpoints").glob("model_*.pt"))
-    if not checkpoints:
-        sys.exit(f"{args.run}: no checkpoints (model_*.pt) in {args.run / 'checkpoints'}")
-    checkpoints = checkpoints[::-1][:: args.every][::-1]  # always include the last one
-    if args.last:
-        checkpoints = checkpoints[-args.last :]
+    try:
+        checkpoints = swept_checkpoints(args.run, args.every, args.last)
+    except FileNotFoundError as err:
+        sys.exit(str(err))
     conditions = tuple(args.set)
     rows = []
     for ckpt in checkpoints:

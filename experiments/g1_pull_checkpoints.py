@@ -36,6 +36,7 @@ import sys
 from pathlib import Path
 
 from simreal.evaluation import evaluate_policy
+from simreal.policies.checkpoint import swept_checkpoints
 from simreal.reports import emit
 
 THOR_BACKWARD_N, THOR_FORWARD_N = 167.7, 145.5
@@ -158,12 +159,10 @@ def main() -> None:
     if args.run is None:
         parser.error("RUN is required (or --sweep-of REPORT, --picks-of EVAL, --pick-of REPORT)")
 
-    checkpoints = sorted((args.run / "checkpoints").glob("model_*.pt"))
-    if not checkpoints:
-        sys.exit(f"{args.run}: no checkpoints")
-    checkpoints = checkpoints[::-1][:: args.every][::-1]  # always include the last one
-    if args.last:
-        checkpoints = checkpoints[-args.last :]
+    try:
+        checkpoints = swept_checkpoints(args.run, args.every, args.last)
+    except FileNotFoundError as err:
+        sys.exit(str(err))
     rows = []
     for ckpt in checkpoints:
         conditions = tuple(args.set)

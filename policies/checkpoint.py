@@ -82,11 +82,28 @@ def save_checkpoint(folder: Path, iteration: int, state: dict[str, Any]) -> Path
     return path
 
 
-def latest_checkpoint(folder: Path) -> Path | None:
+def numbered_checkpoints(folder: Path) -> list[Path]:
+    """The checkpoints `model_<iteration>.pt` in `folder`, oldest first."""
     found = sorted(
         (int(m.group(1)), p) for p in folder.glob("model_*.pt") if (m := _NAME.search(p.name))
     )
-    return found[-1][1] if found else None
+    return [p for _, p in found]
+
+
+def latest_checkpoint(folder: Path) -> Path | None:
+    found = numbered_checkpoints(folder)
+    return found[-1] if found else None
+
+
+def swept_checkpoints(run: Path, every: int = 1, last: int = 0) -> list[Path]:
+    """The checkpoints of run directory `run` a sweep judges: every `every`-th counted
+    back from the newest (so the newest is always in), the newest `last` of those (0:
+    all); oldest first. FileNotFoundError naming the folder when it holds none."""
+    found = numbered_checkpoints(run / "checkpoints")
+    if not found:
+        raise FileNotFoundError(f"{run}: no checkpoints (model_*.pt) in {run / 'checkpoints'}")
+    chosen = found[::-1][::every][::-1]
+    return chosen[-last:] if last else chosen
 
 
 def load_checkpoint(path: Path, required: tuple[str, ...] = ()) -> dict[str, Any]:

@@ -1,5 +1,6 @@
 """experiments/g1_force_checkpoints.py: the pick ranks the weaker direction held in place
-first, survival second, and an empty run is refused naming where it looked."""
+first, survival second; an empty run is refused naming where it looked; the sweep
+selection (policies/checkpoint.py: swept_checkpoints) keeps the newest, counts back."""
 
 from __future__ import annotations
 
@@ -42,3 +43,16 @@ def test_a_run_without_checkpoints_is_refused_naming_the_folder(tmp_path):
     )
     assert done.returncode != 0
     assert str(tmp_path / "checkpoints") in done.stderr
+
+
+def test_a_sweep_takes_every_kth_back_from_the_newest_and_the_last_n(tmp_path):
+    from simreal.policies.checkpoint import swept_checkpoints
+
+    (tmp_path / "checkpoints").mkdir()
+    for i in (5, 10, 100, 1000, 20, 30, 40):  # numbered, not in the order they are named
+        (tmp_path / "checkpoints" / f"model_{i:06d}.pt").touch()
+    names = [p.name for p in swept_checkpoints(tmp_path, every=2)]
+    assert names == ["model_000005.pt", "model_000020.pt", "model_000040.pt", "model_001000.pt"]
+    names = [p.name for p in swept_checkpoints(tmp_path, every=2, last=2)]
+    assert names == ["model_000040.pt", "model_001000.pt"]
+    assert len(swept_checkpoints(tmp_path)) == 7
