@@ -134,12 +134,8 @@ def newest_readable(folder: Path, required: tuple[str, ...] = RESUME_KEYS):
     """(path, state) of the newest checkpoint in `folder` that loads and has every key of
     `required`; each newer one skipped is reported on stderr with the reason. Raises
     FileNotFoundError when there is none, listing what was skipped."""
-    found = sorted(
-        ((int(m.group(1)), p) for p in folder.glob("model_*.pt") if (m := _NAME.search(p.name))),
-        reverse=True,
-    )
     skipped = []
-    for _, path in found:
+    for path in reversed(numbered_checkpoints(folder)):
         try:
             state = load_checkpoint(path, required)
         except CheckpointError as err:

@@ -10,10 +10,10 @@ from simreal.tasks.g1_force.rewards import REWARDS
 from simreal.tasks.terms import default_weights
 
 FORCE_BODIES = ("torso", "left_hand", "right_hand")
+"""Where external forces act, in the order of every (num_sims, 3, ...) force array."""
 PUSH_FRAMES = ("heading", "world")
 """Where a force's direction is fixed: the robot's heading frame (turning with the pelvis
 yaw) or the world."""
-"""Where external forces act, in the order of every (num_sims, 3, ...) force array."""
 
 
 @dataclass
