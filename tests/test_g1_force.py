@@ -209,6 +209,55 @@ def test_a_sustained_push_is_held_in_place_only_while_the_pelvis_stays_near_its_
     assert np.all(env.hold_drift_m == 0.0) and np.all(np.isnan(env.hold_start_xy))
 
 
+def _torso_event(env: G1ForceEnv, onset_s: float, hold_s: float = 2.0) -> None:
+    s = env.schedule
+    s.onset_s[:] = np.inf
+    s.magnitude_n[:] = 0.0
+    s.onset_s[:, 0], s.ramp_s[:, 0], s.hold_s[:, 0] = onset_s, 0.0, hold_s
+    s.magnitude_n[:, 0] = 40.0
+    s.direction[:, 0] = [1.0, 0.0, 0.0]
+
+
+def test_training_counts_an_episode_that_walked_away_from_a_torso_hold_as_a_failure():
+    forces = ForceConfig(fail_on_hold_drift_m=0.5, hold_drift_ends_episode=True)
+    env = make(2, forces=forces)
+    env.reset()
+    _torso_event(env, onset_s=1.0)
+    env.apply_external_forces(np.full(2, 1.5))  # hold 1 begins
+    env.engine.qpos[:, 0] += [0.3, 0.1]
+    env.apply_external_forces(np.full(2, 2.0))
+    env.apply_external_forces(np.full(2, 3.2))  # released (a new event is drawn)
+    env.engine.qpos[:, 0] += 5.0  # between holds the robot may walk
+    _torso_event(env, onset_s=4.0)
+    env.apply_external_forces(np.full(2, 4.5))  # hold 2 measures from here
+    env.engine.qpos[:, 0] += [0.4, 0.6]
+    env.apply_external_forces(np.full(2, 5.0))
+    np.testing.assert_allclose(env.hold_drift_m, [0.4, 0.6], atol=1e-9)
+    np.testing.assert_array_equal(env.drifted_from_hold(), [False, True])
+    env.fell[:] = False
+    np.testing.assert_array_equal(env.terminated() & ~env.falls(), [False, True])
+    env.episode_step[:] = [env.max_episode_steps, 100]  # sim 1 ended by its drift
+    caps = env.schedule.sim_caps_n().copy()
+    out = env.episode_metrics(np.array([0, 1]))
+    np.testing.assert_array_equal(out["hold_drift_rate"], [0.0, 1.0])
+    np.testing.assert_array_equal(out["fall_rate"], [0.0, 0.0])
+    moved = env.schedule.sim_caps_n() - caps
+    assert moved[0] > 0 > moved[1]  # survived in place: up; walked away: down
+    off = make(1)
+    off.reset()
+    _torso_event(off, onset_s=0.5)
+    off.apply_external_forces(np.full(1, 1.0))
+    off.engine.qpos[:, 0] += 3.0
+    off.apply_external_forces(np.full(1, 1.5))
+    assert not off.drifted_from_hold().any() and "hold_drift_rate" in off.episode_metrics(
+        np.array([0])
+    )
+    with pytest.raises(ValueError, match=r"hold_drift_ends_episode needs .*fail_on_hold_drift_m"):
+        G1ForceConfig(forces=ForceConfig(hold_drift_ends_episode=True)).validate()
+    with pytest.raises(ValueError, match=r"fail_on_hold_drift_m .*-0\.2"):
+        G1ForceConfig(forces=ForceConfig(fail_on_hold_drift_m=-0.2)).validate()
+
+
 def test_standing_ground_terms_charge_walking_and_turning_not_standing():
     from simreal.tasks.g1_force import rewards
     from simreal.tasks.rotations import quat_from_roll_pitch_yaw

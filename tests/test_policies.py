@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import os
+import signal
 from pathlib import Path
 
 import numpy as np
@@ -509,6 +511,42 @@ def test_keyboard_interrupt_leaves_a_loadable_latest_checkpoint(tmp_path):
     assert [r["iteration"] for r in rows] == ["1"]
     again = quad_runner(0, tmp_path / "run", iterations=5)
     assert again.resume() == latest and again.iteration == 1
+
+
+class TerminateOnEvalStep:
+    """An evaluation VecEnv that sends this process a real SIGTERM on its `at`-th step (a
+    scheduler stopping the run while it evaluates) and counts the steps taken after it."""
+
+    def __init__(self, env, at: int):
+        self.env, self.at, self.steps, self.after = env, at, 0, 0
+
+    def __getattr__(self, name):
+        return getattr(self.env, name)
+
+    def reset(self):
+        return self.env.reset()
+
+    def step(self, action):
+        self.steps += 1
+        if self.steps == self.at:
+            os.kill(os.getpid(), signal.SIGTERM)
+        elif self.steps > self.at:
+            self.after += 1
+        return self.env.step(action)
+
+
+def test_sigterm_during_the_periodic_evaluation_stops_at_once_with_a_checkpoint(tmp_path):
+    cfg = TrainConfig(num_envs=16, max_env_steps=5 * ITERATION_STEPS, seed=0, eval_interval=1)
+    evaluation = make_env("quad-hover", QuadHoverConfig(evaluation=True), num_envs=4, seed=1)
+    eval_env = TerminateOnEvalStep(evaluation, at=5)
+    env = make_env("quad-hover", QuadHoverConfig(), num_envs=16, seed=0)
+    runner = OnPolicyRunner(env, cfg, tmp_path / "run", eval_env=eval_env, reward_terms=["hover"])
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(KeyboardInterrupt):
+        runner.learn()
+    assert eval_env.after == 0 and runner.stopped_by == "interrupted"
+    assert signal.getsignal(signal.SIGTERM) is before  # the trainer's handler is gone again
+    assert load_checkpoint(latest_checkpoint(runner.checkpoint_dir))["iteration"] == 1
 
 
 def test_the_critic_keeps_its_own_rate_while_the_actor_rate_adapts():

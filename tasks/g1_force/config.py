@@ -68,8 +68,24 @@ class ForceConfig:
     long hold until the force meets it where it is strongest (how every run before
     2026-11-28 trained); heading: fixed in the robot's heading frame (the pelvis yaw) and
     turning with it, as `eval_push.frame` "heading" evaluates."""
+    fail_on_hold_drift_m: float = 0.0
+    """When > 0, a training episode in which the pelvis moved more than this horizontal
+    distance from where it stood when a torso hold began (during that hold) counts as a
+    failure for the curriculum, like a fall. At 0 (off, how every run before 2026-11-28
+    trained) the caps rise after every episode survived, so training settled at forces
+    survivable only by walking with the push, and rewarding a still pelvis did not change
+    that (results/experiments/g1-force-lean, finding 4)."""
+    hold_drift_ends_episode: bool = False
+    """With fail_on_hold_drift_m > 0: the episode also ends when the drift passes it, so
+    walking away from a load costs the episode's remaining reward, as a fall does."""
 
     def validate(self) -> None:
+        if self.fail_on_hold_drift_m < 0:
+            raise ValueError(
+                f"forces.fail_on_hold_drift_m must be >= 0 (0: off), got {self.fail_on_hold_drift_m}"
+            )
+        if self.hold_drift_ends_episode and self.fail_on_hold_drift_m == 0:
+            raise ValueError("forces.hold_drift_ends_episode needs forces.fail_on_hold_drift_m > 0")
         if not all(0.0 <= p <= 1.0 for p in (*self.active_prob, self.step_prob)):
             raise ValueError("forces: probabilities must lie in [0, 1]")
         if self.frame not in PUSH_FRAMES:

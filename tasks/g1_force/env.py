@@ -54,8 +54,14 @@ class G1ForceEnv(G1Env):
         self.external_force = forces
         self.engine.xfrc_applied[:, self.force_body_ids, 0:3] = self.external_force
         self.record_external_force()
-        if self.cfg.evaluation and self.cfg.eval_push.mode == "sustained":
+        if self._tracks_drift:
             self._track_hold_drift(t)
+
+    @property
+    def _tracks_drift(self) -> bool:
+        if self.cfg.evaluation:
+            return self.cfg.eval_push.mode == "sustained"
+        return self.cfg.forces.fail_on_hold_drift_m > 0
 
     def torso_holding(self, t: np.ndarray) -> np.ndarray:
         """(N,) bool: the torso force of each simulation is in its hold phase at episode
@@ -65,7 +71,11 @@ class G1ForceEnv(G1Env):
         return (t >= start) & (t < start + s.hold_s[:, 0])
 
     def _track_hold_drift(self, t: np.ndarray) -> None:
-        holding = self.torso_holding(t)
+        """hold_drift_m: the largest drift of any torso hold of the episode so far, each
+        measured from where the pelvis stood when that hold began (training runs many
+        holds per episode; evaluation one)."""
+        holding = self.torso_holding(t) & (self.schedule.magnitude_n[:, 0] > 0)
+        self.hold_start_xy[~holding] = np.nan
         xy = self.engine.qpos[holding, :2]
         start = self.hold_start_xy[holding]
         start[np.isnan(start[:, 0])] = xy[np.isnan(start[:, 0])]
@@ -75,7 +85,8 @@ class G1ForceEnv(G1Env):
 
     def episode_metrics(self, ids: np.ndarray) -> dict[str, np.ndarray]:
         """fall_rate (1 for a fall), peak_force_n (largest total external force), and
-        force_cap_n in training; in evaluation push_n and max_push_resisted_n (step
+        force_cap_n and hold_drift_rate (1 for an episode that left a torso hold, which is
+        then not a fall; with forces.fail_on_hold_drift_m) in training; in evaluation push_n and max_push_resisted_n (step
         pushes) or max_sustained_push_{backward,forward}_n (the push held without a fall,
         0 for the other direction; `simreal eval` takes their maximum).
 
@@ -89,8 +100,11 @@ class G1ForceEnv(G1Env):
         fell = self.ended_in_fall(ids)
         out = {"fall_rate": fell.astype(float), "peak_force_n": self.peak_force_n[ids].copy()}
         if not self.cfg.evaluation:
+            drifted = self.drifted_from_hold()[ids]
+            out["fall_rate"] = (fell & ~drifted).astype(float)
+            out["hold_drift_rate"] = drifted.astype(float)
             out["force_cap_n"] = self.schedule.sim_caps_n()[ids]
-            self.schedule.record_outcomes(ids, fell, window=self.num_sims)
+            self.schedule.record_outcomes(ids, fell | drifted, window=self.num_sims)
             return out
         push = self.schedule.magnitude_n[ids, 0].copy()
         if self.cfg.eval_push.mode == "sustained":
@@ -119,6 +133,20 @@ class G1ForceEnv(G1Env):
             "max_push_resisted_n": resisted,
             "self_penetration_m": self.self_penetration_m[ids].copy(),
         }
+
+    def drifted_from_hold(self) -> np.ndarray:
+        """(N,) bool: training simulations whose pelvis has left a torso hold by more than
+        forces.fail_on_hold_drift_m this episode (all False when that is off)."""
+        limit = self.cfg.forces.fail_on_hold_drift_m
+        if self.cfg.evaluation or limit <= 0:
+            return np.zeros(self.num_envs, dtype=bool)
+        return self.hold_drift_m > limit
+
+    def terminated(self) -> np.ndarray:
+        ended = super().terminated()
+        if self.cfg.forces.hold_drift_ends_episode:
+            ended |= self.drifted_from_hold()
+        return ended
 
     def evaluation_conditions(self) -> dict:
         return {**super().evaluation_conditions(), "push_frame": self.cfg.eval_push.frame}
