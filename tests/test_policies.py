@@ -475,11 +475,13 @@ def test_a_run_killed_after_its_last_checkpoint_resumes_with_one_row_per_iterati
     assert no_temporary_files(run) == []
 
 
-class InterruptOnStep:
-    """A VecEnv whose `calls`-th step raises KeyboardInterrupt, like Ctrl-C mid-rollout."""
+class StopOnStep:
+    """A VecEnv that, on its `calls`-th step, raises KeyboardInterrupt (Ctrl-C mid-rollout)
+    or, with `sigterm`, sends this process a real SIGTERM (a scheduler stopping the run);
+    it counts the steps taken after that."""
 
-    def __init__(self, env, calls: int):
-        self.env, self.calls, self.steps = env, calls, 0
+    def __init__(self, env, calls: int, sigterm: bool = False):
+        self.env, self.calls, self.sigterm, self.steps, self.after = env, calls, sigterm, 0, 0
 
     def __getattr__(self, name):
         return getattr(self.env, name)
@@ -490,12 +492,15 @@ class InterruptOnStep:
     def step(self, action):
         self.steps += 1
         if self.steps == self.calls:
-            raise KeyboardInterrupt
+            if not self.sigterm:
+                raise KeyboardInterrupt
+            os.kill(os.getpid(), signal.SIGTERM)
+        self.after += self.steps > self.calls
         return self.env.step(action)
 
 
 def test_keyboard_interrupt_leaves_a_loadable_latest_checkpoint(tmp_path):
-    env = InterruptOnStep(make_env("quad-hover", QuadHoverConfig(), num_envs=16), calls=32 + 10)
+    env = StopOnStep(make_env("quad-hover", QuadHoverConfig(), num_envs=16), calls=32 + 10)
     runner = quad_runner(0, tmp_path / "run", iterations=5, env=env)
     with pytest.raises(KeyboardInterrupt):
         runner.learn()
@@ -513,32 +518,10 @@ def test_keyboard_interrupt_leaves_a_loadable_latest_checkpoint(tmp_path):
     assert again.resume() == latest and again.iteration == 1
 
 
-class TerminateOnEvalStep:
-    """An evaluation VecEnv that sends this process a real SIGTERM on its `at`-th step (a
-    scheduler stopping the run while it evaluates) and counts the steps taken after it."""
-
-    def __init__(self, env, at: int):
-        self.env, self.at, self.steps, self.after = env, at, 0, 0
-
-    def __getattr__(self, name):
-        return getattr(self.env, name)
-
-    def reset(self):
-        return self.env.reset()
-
-    def step(self, action):
-        self.steps += 1
-        if self.steps == self.at:
-            os.kill(os.getpid(), signal.SIGTERM)
-        elif self.steps > self.at:
-            self.after += 1
-        return self.env.step(action)
-
-
 def test_sigterm_during_the_periodic_evaluation_stops_at_once_with_a_checkpoint(tmp_path):
     cfg = TrainConfig(num_envs=16, max_env_steps=5 * ITERATION_STEPS, seed=0, eval_interval=1)
     evaluation = make_env("quad-hover", QuadHoverConfig(evaluation=True), num_envs=4, seed=1)
-    eval_env = TerminateOnEvalStep(evaluation, at=5)
+    eval_env = StopOnStep(evaluation, calls=5, sigterm=True)
     env = make_env("quad-hover", QuadHoverConfig(), num_envs=16, seed=0)
     runner = OnPolicyRunner(env, cfg, tmp_path / "run", eval_env=eval_env, reward_terms=["hover"])
     before = signal.getsignal(signal.SIGTERM)
