@@ -57,19 +57,41 @@ class TrainingLogger:
         new = not self.csv_path.exists()
         if not new:  # a resumed run keeps the columns its file has
             self.fields = _keep_rows_through(self.csv_path, resumed_at) or self.fields
-        self._csv_file = self.csv_path.open("a", newline="")
-        self._csv = csv.DictWriter(self._csv_file, fieldnames=self.fields, extrasaction="ignore")
+        self._open_for_append()
         if new:
             self._csv.writeheader()
         self.tb = SummaryWriter(log_dir=str(log_dir))
 
     def log(self, row: dict[str, float | int | None]) -> None:
+        new = sorted(k for k in row if k.startswith("episode/") and k not in self.fields)
+        if new:
+            self._add_columns(new)
         self._csv.writerow({k: ("" if row.get(k) is None else row[k]) for k in self.fields})
         self._csv_file.flush()
         step = int(row["env_steps"])
         for key, value in row.items():
             if isinstance(value, (int, float)) and key not in ("iteration", "env_steps"):
                 self.tb.add_scalar(key if "/" in key else f"train/{key}", float(value), step)
+
+    def _add_columns(self, keys: list[str]) -> None:
+        """The task's episode outcomes (`episode/...`: fall rate, curriculum caps, ...) are
+        known only once episodes end, often after the first rows: the file is rewritten
+        (atomically) with them as new columns, blank in the rows before, so that
+        metrics.csv, which results commit, holds them and not only TensorBoard."""
+        self._csv_file.close()
+        self.fields = [*self.fields, *keys]
+        with self.csv_path.open(newline="") as f:
+            rows = list(csv.DictReader(f))
+        text = io.StringIO()
+        writer = csv.DictWriter(text, fieldnames=self.fields, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+        atomic_write_bytes(self.csv_path, text.getvalue().encode())
+        self._open_for_append()
+
+    def _open_for_append(self) -> None:
+        self._csv_file = self.csv_path.open("a", newline="")
+        self._csv = csv.DictWriter(self._csv_file, fieldnames=self.fields, extrasaction="ignore")
 
     def log_evaluation(self, env_steps: int, metrics: dict) -> None:
         """Every numeric evaluation metric (task metrics included) under eval/ in TensorBoard."""

@@ -408,6 +408,26 @@ def test_resume_continues_the_run_and_appends_to_its_metrics(tmp_path, capsys):
     assert no_temporary_files(run) == []
 
 
+def test_metrics_csv_takes_the_task_episode_outcomes_when_episodes_first_end(tmp_path):
+    from simreal.policies.logger import TrainingLogger
+
+    logger = TrainingLogger(tmp_path, ["alive"], ("force_cap_n",))
+    logger.log({"iteration": 1, "env_steps": 10, "reward/alive": 0.5})  # no episode ended
+    logger.log({"iteration": 2, "env_steps": 20, "episode/fall_rate": 0.25})
+    logger.log({"iteration": 3, "env_steps": 30, "episode/hold_drift_rate": 1.0})
+    logger.close()
+    lines, rows = metrics_rows(tmp_path)
+    header = lines[0].split(",")
+    assert header[-2:] == ["episode/fall_rate", "episode/hold_drift_rate"]
+    assert [r["iteration"] for r in rows] == ["1", "2", "3"] and rows[0]["reward/alive"] == "0.5"
+    assert [r["episode/fall_rate"] for r in rows] == ["", "0.25", ""]
+    assert [r["episode/hold_drift_rate"] for r in rows] == ["", "", "1.0"]
+    resumed = TrainingLogger(tmp_path, ["alive"], ("force_cap_n",), resumed_at=3)
+    resumed.log({"iteration": 4, "env_steps": 40, "episode/fall_rate": 0.0})
+    resumed.close()
+    assert metrics_rows(tmp_path)[0][:4] == lines and no_temporary_files(tmp_path) == []
+
+
 def test_the_learner_runs_where_train_device_says_and_a_run_moves_on_resume(tmp_path, capsys):
     """`--device cpu` puts the model and the rollout storage on the CPU and records the
     choice; a resume may move the run (checkpoints are device-independent: saved state
