@@ -228,13 +228,17 @@ class OnPolicyRunner:
             self.stopped_by = "interrupted"
             raise
         finally:
-            if previous is not None:
-                signal.signal(signal.SIGTERM, previous)
-            bar.close()
-            self.save()
-            if logger is not None:
-                logger.write_curve()
-                logger.close()
+            if previous is not None:  # a (repeated) SIGTERM must not cut the last save short
+                signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            try:
+                bar.close()
+                self.save()
+                if logger is not None:
+                    logger.write_curve()
+                    logger.close()
+            finally:
+                if previous is not None:
+                    signal.signal(signal.SIGTERM, previous)
 
     def _loop(self, logger: TrainingLogger | None, bar: tqdm) -> None:
         cfg = self.cfg

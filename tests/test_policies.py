@@ -545,9 +545,19 @@ def test_sigterm_during_the_periodic_evaluation_stops_at_once_with_a_checkpoint(
     env = make_env("quad-hover", QuadHoverConfig(), num_envs=16, seed=0)
     runner = OnPolicyRunner(env, cfg, tmp_path / "run", eval_env=eval_env, reward_terms=["hover"])
     before = signal.getsignal(signal.SIGTERM)
+    handlers_while_saving = []
+    save = runner.save
+
+    def save_and_look():
+        handlers_while_saving.append(signal.getsignal(signal.SIGTERM))
+        return save()
+
+    runner.save = save_and_look
     with pytest.raises(KeyboardInterrupt):
         runner.learn()
     assert eval_env.after == 0 and runner.stopped_by == "interrupted"
+    # a scheduler repeating its SIGTERM must not cut the checkpoint being written short
+    assert handlers_while_saving == [signal.SIG_IGN]
     assert signal.getsignal(signal.SIGTERM) is before  # the trainer's handler is gone again
     assert load_checkpoint(latest_checkpoint(runner.checkpoint_dir))["iteration"] == 1
 
