@@ -84,11 +84,12 @@ class G1ForceEnv(G1Env):
         self.hold_drift_m[holding] = np.maximum(self.hold_drift_m[holding], moved)
 
     def episode_metrics(self, ids: np.ndarray) -> dict[str, np.ndarray]:
-        """fall_rate (1 for a fall), peak_force_n (largest total external force), and
-        force_cap_n and hold_drift_rate (1 for an episode that left a torso hold, which is
-        then not a fall; with forces.fail_on_hold_drift_m) in training; in evaluation push_n and max_push_resisted_n (step
-        pushes) or max_sustained_push_{backward,forward}_n (the push held without a fall,
-        0 for the other direction; `simreal eval` takes their maximum).
+        """fall_rate (1 for a fall), peak_force_n (largest total external force), and in
+        training force_cap_n and hold_drift_rate (1 for an episode that left a torso hold,
+        with forces.fail_on_hold_drift_m; such an episode is not also a fall); in
+        evaluation push_n and max_push_resisted_n (step pushes) or
+        max_sustained_push_{backward,forward}_n (the push held without a fall, 0 for the
+        other direction; `simreal eval` takes their maximum).
 
         max_push_resisted_n is built so that its mean over the first episodes of the
         evaluation simulations (what `simreal eval` reports) is the largest push any of
