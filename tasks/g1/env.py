@@ -514,7 +514,8 @@ class G1Env(TaskEnv):
             np.maximum(self.self_penetration_m, depth, out=self.self_penetration_m)
 
     def terminated(self) -> np.ndarray:
-        return self.falls()
+        """The falls `after_step` found in this step's state (checked once per step)."""
+        return self.fell.copy()
 
     def falls(self) -> np.ndarray:
         """Falls: pelvis low (or thrown high), tilted over, or a state that is not finite."""

@@ -99,10 +99,12 @@ class G1ForceEnv(G1Env):
         episode for the survival curve.
         """
         fell = self.ended_in_fall(ids)
-        out = {"fall_rate": fell.astype(float), "peak_force_n": self.peak_force_n[ids].copy()}
+        drifted = self.drifted_from_hold()[ids]
+        out = {
+            "fall_rate": (fell & ~drifted).astype(float),
+            "peak_force_n": self.peak_force_n[ids].copy(),
+        }
         if not self.cfg.evaluation:
-            drifted = self.drifted_from_hold()[ids]
-            out["fall_rate"] = (fell & ~drifted).astype(float)
             out["hold_drift_rate"] = drifted.astype(float)
             out["force_cap_n"] = self.schedule.sim_caps_n()[ids]
             self.schedule.record_outcomes(ids, fell | drifted, window=self.num_sims)
