@@ -404,3 +404,58 @@ def test_integrator_and_timestep_are_task_options_for_sim_to_sim_checks():
     assert np.isfinite(step.obs).all() and not step.terminated.any()
     with pytest.raises(ValueError, match="integrator 'Verlet'"):
         G1ForceConfig(integrator="Verlet").validate()
+
+
+def test_quasi_static_cop_balances_gravity_against_the_loads_moments():
+    from simreal.tasks.g1_force.rewards import quasi_static_cop
+
+    com = np.array([[0.1, -0.2, 0.7]] * 4)
+    mass, weight = 30.0, 30.0 * GRAVITY
+    points = np.zeros((4, 2, 3))
+    points[:, 0] = [0.0, 0.0, 1.0]  # torso, 1 m above a floor at z = 0.05
+    points[:, 1] = [0.3, 0.1, 0.8]  # a hand held forward
+    forces = np.zeros((4, 2, 3))
+    forces[1, 0] = [-100.0, 0.0, 0.0]  # torso pushed backward
+    forces[2, 0] = [0.0, 50.0, 0.0]  # and to the left
+    forces[3, 1] = [0.0, 0.0, -60.0]  # the hand carries a load down
+    cop = quasi_static_cop(com, mass, forces, points, np.full(4, 0.05))
+    np.testing.assert_allclose(cop[0], [0.1, -0.2])  # unloaded: under the CoM
+    np.testing.assert_allclose(cop[1], [0.1 - 100.0 * 0.95 / weight, -0.2])
+    np.testing.assert_allclose(cop[2], [0.1, -0.2 + 50.0 * 0.95 / weight])
+    # the hand's load pulls the CoP towards the hand, weighted by the total vertical load
+    expected = (weight * np.array([0.1, -0.2]) + 60.0 * np.array([0.3, 0.1])) / (weight + 60.0)
+    np.testing.assert_allclose(cop[3], expected)
+    # a load that would lift the robot keeps the CoP finite
+    forces[0, 0] = [10.0, 0.0, 2.0 * weight]
+    assert np.isfinite(quasi_static_cop(com, mass, forces, points, np.zeros(4))).all()
+
+
+def test_cop_support_pays_a_posture_whose_load_keeps_the_cop_mid_stance():
+    from simreal.tasks.g1_force import rewards
+
+    assert G1ForceConfig().reward_weights["cop_support"] == 0.0  # named, off by default
+    env = make_env(
+        "g1-force",
+        apply_overrides(G1ForceConfig(randomize=False), ["reward_weights.cop_support=1.0"]),
+        num_envs=3,
+    )
+    env.reset()
+    for _ in range(5):
+        env.step(np.zeros((3, 29)))
+    # the sensors are MuJoCo's (one physics step behind): the robot's CoM, the loaded links'
+    data = mujoco.MjData(env.engine.model)
+    data.qpos[:] = env.engine.qpos[0]
+    mujoco.mj_forward(env.engine.model, data)
+    pelvis = env.engine.model.body("pelvis").id
+    np.testing.assert_allclose(env.robot_com()[0], data.subtree_com[pelvis], atol=0.01)
+    np.testing.assert_allclose(env.load_points()[0], data.xipos[env.force_body_ids], atol=0.01)
+    standing = rewards.cop_support_term(env)
+    assert (standing > 0.5).all()  # unloaded, the CoP sits near mid-stance
+    env.external_force[:] = 0.0
+    env.external_force[1, 0] = [-100.0, 0.0, 0.0]  # the same posture under a 100 N push
+    loaded = rewards.cop_support_term(env)
+    assert loaded[1] < 0.01 and loaded[0] == pytest.approx(standing[0])
+    env.foot_pos[2, 0, 2] += 0.1  # a foot in the air: stepping earns nothing
+    assert rewards.cop_support_term(env)[2] == 0.0
+    with pytest.raises(ValueError, match=r"cop_sigma_m .* 0\.0"):
+        G1ForceConfig(cop_sigma_m=0.0).validate()

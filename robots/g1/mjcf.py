@@ -129,8 +129,27 @@ negative when penetrating). A reward that keeps limbs off the body reads it from
 engine's own collision pass, with no second collision query per simulation."""
 
 
+COM_SENSOR = "robot_com"
+"""MuJoCo's subtreecom sensor at the pelvis: the whole robot's centre of mass in the
+world (m), which a balance reward reads from the engine instead of walking every link."""
+
+LOAD_BODIES = ("torso_link", "left_rubber_hand", "right_rubber_hand")
+"""The links external loads act on (at each link's centre of mass, as MuJoCo's
+xfrc_applied does): the torso and the hands."""
+
+
+def load_point_sensor(body: str) -> str:
+    """Name of the framepos sensor at `body`'s centre of mass (world, m)."""
+    return f"{body}_com"
+
+
 def _sensors(self_collision: bool) -> str:
-    lines = []
+    lines = [f'    <subtreecom name="{COM_SENSOR}" body="{ROOT_LINK}"/>']
+    # objtype "body" places a frame sensor at the body's inertial frame (xipos)
+    lines += [
+        f'    <framepos name="{load_point_sensor(b)}" objtype="body" objname="{b}"/>'
+        for b in LOAD_BODIES
+    ]
     for imu, site in IMU_SITES.items():
         lines += [
             f'    <gyro name="imu_{imu}_gyro" site="{site}"/>',

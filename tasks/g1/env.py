@@ -36,7 +36,7 @@ from simreal.robots.g1 import (
 )
 from simreal.robots.g1.actuators import VELOCITY_LIMITS, torque_speed_range
 from simreal.robots.g1.contacts import SelfPenetration
-from simreal.robots.g1.mjcf import SELF_CONTACT_SENSOR
+from simreal.robots.g1.mjcf import LOAD_BODIES, SELF_CONTACT_SENSOR
 from simreal.robots.g1.overlay import Overlay
 from simreal.sim.engine import sensor_view
 from simreal.tasks.env import TaskEnv
@@ -62,7 +62,7 @@ ACTION_GROUPS: dict[str, tuple[int, ...]] = {
 }
 """Decoupled-body actor groups, indices in SDK order: legs, waist, arms."""
 
-FORCE_BODY_NAMES = ("torso_link", "left_rubber_hand", "right_rubber_hand")
+FORCE_BODY_NAMES = LOAD_BODIES
 SOFT_LIMIT_FRACTION = 0.9
 CONTACT_HEIGHT_M = 0.02
 MAX_BASE_HEIGHT_M = 2.0

@@ -173,6 +173,11 @@ class G1ForceConfig(G1Config):
     adjustment (0.1 m/s) keeps 78 % of it, a walk at 0.5 m/s 0.2 %."""
     hold_heading_sigma_rad_s: float = 0.3
     """Width of `hold_heading`'s kernel on the pelvis yaw rate."""
+    cop_sigma_m: float = 0.1
+    """Width of `cop_support`'s kernel on the quasi-static CoP's distance from mid-stance:
+    the soles reach 0.056 m behind and 0.124 m ahead of the ankles, so a CoP at a sole's
+    edge (0.09 m from its middle) keeps 44 % of it; an unleaned stance under a 100 N
+    backward torso push (CoP ~0.27 m behind mid-stance) keeps 0.1 %."""
 
     def validate(self) -> None:
         super().validate()
@@ -181,6 +186,8 @@ class G1ForceConfig(G1Config):
                 f"hold_ground_sigma_m_s and hold_heading_sigma_rad_s must be > 0, got "
                 f"{self.hold_ground_sigma_m_s}, {self.hold_heading_sigma_rad_s}"
             )
+        if self.cop_sigma_m <= 0:
+            raise ValueError(f"cop_sigma_m must be > 0, got {self.cop_sigma_m}")
         self.forces.validate()
         self.eval_push.validate()
         push = self.eval_push

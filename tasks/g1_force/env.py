@@ -8,8 +8,10 @@ from typing import ClassVar
 
 import numpy as np
 
+from simreal.robots.g1.mjcf import COM_SENSOR, load_point_sensor
+from simreal.sim.engine import sensor_view
 from simreal.tasks.curriculum import checkpoint_state, restore_state
-from simreal.tasks.g1.env import G1Env
+from simreal.tasks.g1.env import FORCE_BODY_NAMES, G1Env
 from simreal.tasks.g1_force import rewards
 from simreal.tasks.g1_force.config import G1ForceConfig
 from simreal.tasks.g1_force.forces import ForceSchedule, sustained_directions
@@ -42,9 +44,34 @@ class G1ForceEnv(G1Env):
         self.first_episode = np.ones(num_envs, dtype=bool)
         self.hold_start_xy = np.full((num_envs, 2), np.nan)
         self.hold_drift_m = np.zeros(num_envs)
+        self._com_view: np.ndarray | None = None
+        self._load_point_views: list[np.ndarray] | None = None
+        if self.cfg.reward_weights.get("cop_support"):
+            # mjbatch fills a sensor from the first physics step after its view exists
+            self.robot_com()
+            self.load_points()
         """Sustained protocol: the pelvis' largest horizontal distance from where it stood
         when the hold began, over the hold (a robot that walks with the push is not
         holding it)."""
+
+    def robot_com(self) -> np.ndarray:
+        """(N, 3) the whole robot's centre of mass (world, m), from MuJoCo's subtreecom
+        sensor (randomized link masses included). The view is made on first use, and mjbatch
+        fills it from the next physics step on (made at construction when `cop_support`
+        is weighed)."""
+        if self._com_view is None:
+            self._com_view = sensor_view(self.engine, COM_SENSOR, type(self).__name__)
+        return self._com_view
+
+    def load_points(self) -> np.ndarray:
+        """(N, 3 bodies, 3) where the external forces act now: the centres of mass of the
+        torso and the hands (world, m), from framepos sensors."""
+        if self._load_point_views is None:
+            self._load_point_views = [
+                sensor_view(self.engine, load_point_sensor(b), type(self).__name__)
+                for b in FORCE_BODY_NAMES
+            ]
+        return np.stack(self._load_point_views, axis=1)
 
     def apply_external_forces(self, t: np.ndarray) -> None:
         forces = self.schedule.forces(t, resample=not self.cfg.evaluation)

@@ -9,12 +9,19 @@ Two forms: squared penalties (`base_drift`, `yaw_rate`), which made the per-step
 negative wherever a fall's tumble dominated them and, at weights that kept it positive,
 cost a steady walk too little to matter (run10 of that report); and the bounded kernels
 (`hold_ground`, `hold_heading`), in (0, 1], paid only while the robot is up.
+
+Neither made it lean: the pelvis stood still only at loads a stiff stance holds anyway
+(~30 N for the G1's soles), and beyond it the robot stepped. `cop_support` pays for the
+quantity that decides whether a load can be held flat-footed, the centre of pressure the
+robot's posture would need under it (`quasi_static_cop`), kept at the middle of its feet:
+the whole-body lean FAT2 approximates with the torso's tilt, measured on the whole body.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from simreal.tasks.g1.fat2 import GRAVITY
 from simreal.tasks.g1.rewards import REWARDS as G1_REWARDS
 from simreal.tasks.rotations import quat_rotate
 from simreal.tasks.terms import RewardTerm
@@ -40,6 +47,41 @@ def hold_ground(lin_vel: np.ndarray, sigma: float) -> np.ndarray:
 def hold_heading(ang_vel: np.ndarray, sigma: float) -> np.ndarray:
     """Kernel on the pelvis yaw rate (rad/s)."""
     return np.exp(-yaw_rate(ang_vel) / sigma**2)
+
+
+def quasi_static_cop(
+    com: np.ndarray, mass: float, forces: np.ndarray, points: np.ndarray, ground_z: np.ndarray
+) -> np.ndarray:
+    """(N, 2) the point on the ground where the ground reaction must act for a robot held
+    still to balance gravity and the external forces: the centre of pressure (CoP) of its
+    posture under the load, accelerations neglected.
+
+    com (N, 3) whole-body centre of mass and points (N, K, 3) where forces (N, K, 3) act,
+    world frame (m, N); mass (kg); ground_z (N,) the floor's height. Zero moment about the
+    CoP P, per horizontal axis u (h_k = height of point k above the floor):
+
+        P_u (m g - sum F_kz) = m g c_u + sum h_k F_ku - sum p_ku F_kz.
+
+    A backward push F at height h moves the CoP F h / (m g) behind the CoM, so holding it
+    flat-footed needs the CoM that far ahead of the feet. Loads that would lift the robot
+    (sum F_kz near m g) leave P undefined; the vertical load is floored at a tenth of the
+    weight to keep it finite."""
+    weight = mass * GRAVITY
+    height = points[..., 2] - ground_z[:, None]
+    fz = forces[..., 2]
+    moment = height[..., None] * forces[..., :2] - points[..., :2] * fz[..., None]
+    load = np.maximum(weight - fz.sum(axis=1), 0.1 * weight)
+    return (weight * com[:, :2] + moment.sum(axis=1)) / load[:, None]
+
+
+def cop_support(
+    cop: np.ndarray, support_centre: np.ndarray, both_feet_down: np.ndarray, sigma: float
+) -> np.ndarray:
+    """Kernel on the distance (m) from the quasi-static CoP (N, 2) to the middle of the two
+    soles (N, 2), paid while both feet are down (N,): 1 for a posture whose CoP under the
+    load sits mid-stance, 0 when stepping or fallen."""
+    distance2 = np.sum(np.square(cop - support_centre), axis=1)
+    return both_feet_down * np.exp(-distance2 / sigma**2)
 
 
 # -- the terms, read from a G1ForceEnv ----------------------------------------------------
@@ -70,12 +112,22 @@ def hold_heading_term(env) -> np.ndarray:
     return hold_heading(world_ang_vel(env), env.cfg.hold_heading_sigma_rad_s)
 
 
+def cop_support_term(env) -> np.ndarray:
+    ground_z = env.foot_pos[..., 2].mean(axis=1)
+    cop = quasi_static_cop(
+        env.robot_com(), env.mass, env.external_force, env.load_points(), ground_z
+    )
+    both_down = env.foot_contact().min(axis=1)
+    return cop_support(cop, env.foot_pos[..., :2].mean(axis=1), both_down, env.cfg.cop_sigma_m)
+
+
 REWARDS: tuple[RewardTerm, ...] = (
     *G1_REWARDS,
     RewardTerm("base_drift", base_drift_term, weight=0.0),
     RewardTerm("yaw_rate", yaw_rate_term, weight=0.0),
     RewardTerm("hold_ground", hold_ground_term, weight=0.0),
     RewardTerm("hold_heading", hold_heading_term, weight=0.0),
+    RewardTerm("cop_support", cop_support_term, weight=0.0),
 )
 """The G1's terms and the standing-ground ones, these at weight 0 (logged, not computed)
 so that runs before them train the same; `--set task.reward_weights.hold_ground=W`
