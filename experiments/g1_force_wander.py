@@ -1,0 +1,142 @@
+"""How far a g1-force policy walks under a steady torso push, in its training conditions.
+
+The sustained evaluation pushes backward or forward on the nominal robot; training pushes
+in every horizontal direction on a randomized one. This tool loads a checkpoint (or ONNX)
+with its run's task config (randomization on unless `--nominal`), applies one torso force
+of `--force` N per simulation, each in its own direction (azimuths evenly spaced, in the
+robot's heading frame), ramped over `--ramp` s and held to the end, and reports per
+direction sector the pelvis's largest horizontal distance from where it stood once the
+ramp ended, and the falls. `--force 0` measures the policy's wander with no load.
+
+    python experiments/g1_force_wander.py RUN/checkpoints/model_000149.pt --force 20 \
+        [--nominal --friction 0.7] [--json F]
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+
+from simreal.config import apply_overrides, from_plain
+from simreal.evaluation import load_policy
+from simreal.reports import emit
+from simreal.tasks import get_task, make_env
+
+SECTORS = {"backward": np.pi, "left": np.pi / 2, "forward": 0.0, "right": -np.pi / 2}
+"""Direction sectors (the push's azimuth in the heading frame, +-45 deg around these)."""
+
+
+def sector_of(azimuth: np.ndarray) -> np.ndarray:
+    """Name of the sector each azimuth (rad, heading frame) falls in."""
+    names = np.array(list(SECTORS))
+    centres = np.array(list(SECTORS.values()))
+    gap = np.abs(np.angle(np.exp(1j * (azimuth[:, None] - centres[None]))))
+    return names[np.argmin(gap, axis=1)]
+
+
+def wander(
+    policy_path: Path,
+    force_n: float,
+    sims: int,
+    seconds: float,
+    ramp_s: float,
+    nominal: bool,
+    friction: float,
+    seed: int,
+) -> dict:
+    policy, config = load_policy(policy_path)
+    spec = get_task("g1-force")
+    plain = config.get("task_config")  # an ONNX file carries none: the task's defaults
+    cfg = from_plain(spec.config_cls, plain, "task.") if plain else spec.config_cls()
+    sets = [
+        "forces.active_prob=[0.0,0.0,0.0]",  # the schedule stays silent: the force is ours
+        "forces.fail_on_hold_drift_m=0.0",
+        "forces.hold_drift_ends_episode=false",
+        "forces.frame=heading",
+        f"randomize={str(not nominal).lower()}",
+    ]
+    cfg = apply_overrides(cfg, sets)
+    env = make_env("g1-force", cfg, sims, "mjbatch", seed)
+    if nominal:
+        env._set_eval_friction(friction)  # training randomizes it; nominal is evaluation's
+    azimuth = np.linspace(-np.pi, np.pi, sims, endpoint=False)
+    direction = np.stack([np.cos(azimuth), np.sin(azimuth), np.zeros(sims)], axis=1)
+    obs, _ = env.reset()
+    # one torso event per simulation, from now on and never released (so never resampled)
+    schedule = env.schedule
+    schedule.onset_s[:, 0] = 0.0
+    schedule.ramp_s[:, 0] = ramp_s
+    schedule.hold_s[:, 0] = np.inf
+    schedule.magnitude_n[:, 0] = force_n
+    schedule.direction[:, 0] = direction
+    steps = round(seconds / env.control_dt)
+    ramp_steps = max(1, round(ramp_s / env.control_dt))
+    start_xy = None
+    drift, fell, up = np.zeros(sims), np.zeros(sims, dtype=bool), np.ones(sims, dtype=bool)
+    applied = 0.0
+    for k in range(steps):
+        step = env.step(policy(obs))
+        obs = step.obs
+        applied = max(applied, float(np.linalg.norm(env.external_force[:, 0], axis=1).max()))
+        fell |= up & np.asarray(step.terminated)
+        up &= ~(np.asarray(step.terminated) | np.asarray(step.truncated))
+        xy = env.engine.qpos[:, :2]
+        if k + 1 == ramp_steps:
+            start_xy = xy.copy()
+        elif start_xy is not None:
+            drift = np.where(up, np.maximum(drift, np.linalg.norm(xy - start_xy, axis=1)), drift)
+    names = sector_of(azimuth)
+    sectors = {}
+    for name in SECTORS:
+        m = names == name
+        d = drift[m & ~fell]
+        sectors[name] = {
+            "sims": int(m.sum()),
+            "fell": int(fell[m].sum()),
+            "drift_median_m": float(np.median(d)) if d.size else None,
+            "drift_over_0.5m": int((d > 0.5).sum()),
+        }
+    return {
+        "policy": str(policy_path),
+        "force_n": force_n,
+        "largest_torso_force_applied_n": applied,
+        "conditions": {
+            "randomized": not nominal,
+            "seconds": seconds,
+            "ramp_s": ramp_s,
+            "seed": seed,
+            "engine": "mjbatch",
+            "self_collision": cfg.self_collision,
+            "foot_friction": friction if nominal else list(cfg.randomization.friction),
+        },
+        "fell": int(fell.sum()),
+        "drift_median_m": float(np.median(drift[~fell])) if (~fell).any() else None,
+        "drift_over_0.5m": int((drift[~fell] > 0.5).sum()),
+        "sims": sims,
+        "sectors": sectors,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("policy", type=Path, help="a g1-force checkpoint, run dir or ONNX")
+    p.add_argument("--force", type=float, default=20.0, help="torso force, N")
+    p.add_argument("--sims", type=int, default=64)
+    p.add_argument("--seconds", type=float, default=8.0)
+    p.add_argument("--ramp", type=float, default=1.0, help="ramp time, s")
+    p.add_argument("--nominal", action="store_true", help="no randomization")
+    p.add_argument("--friction", type=float, default=0.7, help="foot friction with --nominal")
+    p.add_argument("--seed", type=int, default=3)
+    p.add_argument("--json", type=Path)
+    a = p.parse_args(argv)
+    if a.force < 0 or a.sims < 4 or a.seconds <= a.ramp or not 0 < a.friction <= 2:
+        p.error("need --force >= 0, --sims >= 4, --seconds > --ramp, --friction in (0, 2]")
+    report = wander(a.policy, a.force, a.sims, a.seconds, a.ramp, a.nominal, a.friction, a.seed)
+    emit(report, a.json)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,67 @@
+"""experiments/g1_force_wander.py: push directions fall in the sector named for them; a
+run applies the torso force it reports, in every direction, and counts every simulation."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "experiments" / "g1_force_wander.py"
+sys.path.insert(0, str(Path(__file__).parent))
+
+
+def load():
+    spec = importlib.util.spec_from_file_location("g1_force_wander", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_push_azimuths_fall_in_their_named_sectors():
+    sector_of = load().sector_of
+    azimuth = np.array([np.pi, -np.pi, 0.1, np.pi / 2 + 0.7, -np.pi / 2, -2.5])
+    assert list(sector_of(azimuth)) == [
+        "backward",
+        "backward",
+        "forward",
+        "left",
+        "right",
+        "backward",
+    ]
+
+
+def test_a_wander_run_applies_its_force_and_counts_every_simulation(tmp_path):
+    from _g1_policy import export_g1_policy
+
+    wander = load()
+    policy = export_g1_policy(tmp_path / "g1.onnx")
+    out = tmp_path / "wander.json"
+    code = wander.main(
+        [
+            str(policy),
+            "--force",
+            "30",
+            "--sims",
+            "8",
+            "--seconds",
+            "0.6",
+            "--ramp",
+            "0.2",
+            "--nominal",
+            "--friction",
+            "0.5",
+            "--json",
+            str(out),
+        ]
+    )
+    report = json.loads(out.read_text())
+    assert code == 0 and report["sims"] == 8
+    assert np.isclose(report["largest_torso_force_applied_n"], 30.0)
+    assert report["conditions"]["foot_friction"] == 0.5
+    assert sum(s["sims"] for s in report["sectors"].values()) == 8
+    assert all(s["sims"] == 2 for s in report["sectors"].values())
