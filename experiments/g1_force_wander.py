@@ -45,8 +45,11 @@ def wander(
     nominal: bool,
     friction: float,
     seed: int,
+    zero_action: bool = False,
 ) -> dict:
     policy, config = load_policy(policy_path)
+    if zero_action:  # the PD loop holding the default pose, no policy
+        policy = lambda obs: np.zeros((obs.shape[0], 29))  # noqa: E731
     spec = get_task("g1-force")
     plain = config.get("task_config")  # an ONNX file carries none: the task's defaults
     cfg = from_plain(spec.config_cls, plain, "task.") if plain else spec.config_cls()
@@ -101,6 +104,7 @@ def wander(
     return {
         "policy": str(policy_path),
         "force_n": force_n,
+        "zero_action": zero_action,
         "largest_torso_force_applied_n": applied,
         "conditions": {
             "randomized": not nominal,
@@ -129,11 +133,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--nominal", action="store_true", help="no randomization")
     p.add_argument("--friction", type=float, default=0.7, help="foot friction with --nominal")
     p.add_argument("--seed", type=int, default=3)
+    p.add_argument(
+        "--zero-action",
+        action="store_true",
+        help="hold the default pose (the policy's config only)",
+    )
     p.add_argument("--json", type=Path)
     a = p.parse_args(argv)
     if a.force < 0 or a.sims < 4 or a.seconds <= a.ramp or not 0 < a.friction <= 2:
         p.error("need --force >= 0, --sims >= 4, --seconds > --ramp, --friction in (0, 2]")
-    report = wander(a.policy, a.force, a.sims, a.seconds, a.ramp, a.nominal, a.friction, a.seed)
+    report = wander(
+        a.policy, a.force, a.sims, a.seconds, a.ramp, a.nominal, a.friction, a.seed, a.zero_action
+    )
     emit(report, a.json)
     return 0
 
