@@ -44,15 +44,15 @@ class G1ForceEnv(G1Env):
         self.first_episode = np.ones(num_envs, dtype=bool)
         self.hold_start_xy = np.full((num_envs, 2), np.nan)
         self.hold_drift_m = np.zeros(num_envs)
+        """Sustained protocol: the pelvis' largest horizontal distance from where it stood
+        when the hold began, over the hold (a robot that walks with the push is not
+        holding it)."""
         self._com_view: np.ndarray | None = None
         self._load_point_views: list[np.ndarray] | None = None
         if self.cfg.reward_weights.get("cop_support"):
             # mjbatch fills a sensor from the first physics step after its view exists
             self.robot_com()
             self.load_points()
-        """Sustained protocol: the pelvis' largest horizontal distance from where it stood
-        when the hold began, over the hold (a robot that walks with the push is not
-        holding it)."""
 
     def robot_com(self) -> np.ndarray:
         """(N, 3) the whole robot's centre of mass (world, m), from MuJoCo's subtreecom
