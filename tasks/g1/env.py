@@ -62,7 +62,6 @@ ACTION_GROUPS: dict[str, tuple[int, ...]] = {
 }
 """Decoupled-body actor groups, indices in SDK order: legs, waist, arms."""
 
-FORCE_BODY_NAMES = LOAD_BODIES
 SOFT_LIMIT_FRACTION = 0.9
 CONTACT_HEIGHT_M = 0.02
 MAX_BASE_HEIGHT_M = 2.0
@@ -197,7 +196,7 @@ class G1Env(TaskEnv):
         pelvis = model.body("pelvis").id
         self.robot_body = model.body_rootid == pelvis
         """(nbody,) bool: the G1's own bodies (the ones link-mass randomization scales)."""
-        self.force_body_ids = np.array([model.body(n).id for n in FORCE_BODY_NAMES])
+        self.force_body_ids = np.array([model.body(n).id for n in LOAD_BODIES])
         self.friction_geom_ids = np.array(
             [model.geom("floor").id, *(model.geom(g).id for g in FEET.values())]
         )

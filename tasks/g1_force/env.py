@@ -8,10 +8,10 @@ from typing import ClassVar
 
 import numpy as np
 
-from simreal.robots.g1.mjcf import COM_SENSOR, load_point_sensor
+from simreal.robots.g1.mjcf import COM_SENSOR, LOAD_BODIES, load_point_sensor
 from simreal.sim.engine import sensor_view
 from simreal.tasks.curriculum import checkpoint_state, restore_state
-from simreal.tasks.g1.env import FORCE_BODY_NAMES, G1Env
+from simreal.tasks.g1.env import G1Env
 from simreal.tasks.g1_force import rewards
 from simreal.tasks.g1_force.config import G1ForceConfig
 from simreal.tasks.g1_force.forces import ForceSchedule, sustained_directions
@@ -69,7 +69,7 @@ class G1ForceEnv(G1Env):
         if self._load_point_views is None:
             self._load_point_views = [
                 sensor_view(self.engine, load_point_sensor(b), type(self).__name__)
-                for b in FORCE_BODY_NAMES
+                for b in LOAD_BODIES
             ]
         return np.stack(self._load_point_views, axis=1)
 
