@@ -63,7 +63,7 @@ def wander(
     cfg = apply_overrides(cfg, sets)
     env = make_env("g1-force", cfg, sims, "mjbatch", seed)
     if nominal:
-        env._set_eval_friction(friction)  # training randomizes it; nominal is evaluation's
+        env.set_friction(friction)  # training randomizes it; nominal is evaluation's
     azimuth = np.linspace(-np.pi, np.pi, sims, endpoint=False)
     direction = np.stack([np.cos(azimuth), np.sin(azimuth), np.zeros(sims)], axis=1)
     obs, _ = env.reset()

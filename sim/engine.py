@@ -54,7 +54,8 @@ class Engine(Protocol):
 
 def sensor_view(engine: Engine, name: str, task: str) -> np.ndarray:
     """Live (num_envs, dim) view of MuJoCo sensor `name`, one physics step behind the state
-    (as with mj_step). Sensors are not part of the Engine interface: only mjbatch has
+    (as with mj_step), current from the moment it is made (the engine binds all sensor
+    data at construction). Sensors are not part of the Engine interface: only mjbatch has
     MuJoCo's sensor pipeline, so a task that needs one asks for it here and other engines
     are refused with a message naming the task, the sensor and the engine."""
     batch = getattr(engine, "batch", None)

@@ -42,6 +42,10 @@ class MjBatchEngine:
         self.act = self.batch.bind("act")
         self.xfrc_applied = self.batch.bind("xfrc_applied")
         self._warning = self.batch.bind("warning")
+        # Bound before the first reset, so every sensor view a task makes later shares
+        # this buffer and is current at once (a field mjbatch binds only after a step
+        # reads zeros until the next one).
+        self.sensordata = self.batch.bind("sensordata")
         self._expanded: dict[str, np.ndarray] = {}
         self.batch.reset()
 

@@ -36,6 +36,24 @@ def test_engine_satisfies_the_protocol_and_make_engine_builds_it():
         make_engine("no-such-engine", MJCF, 3)
 
 
+def test_a_sensor_view_made_after_steps_reads_the_current_state_at_once():
+    """A task that looks a sensor up on first use (mid-episode) must not read zeros for a
+    step: the engine binds the sensor data before the first reset."""
+    from simreal.sim.engine import sensor_view
+
+    falling = """<mujoco><worldbody><body name="ball" pos="0 0 2"><freejoint/>
+      <geom size="0.1"/></body></worldbody>
+      <sensor><framepos name="ball_pos" objtype="body" objname="ball"/></sensor></mujoco>"""
+    engine = MjBatchEngine.from_xml(falling, 2, num_threads=1)
+    assert (sensor_view(engine, "ball_pos", "test")[:, 2] == 2.0).all()  # after the reset
+    engine.step(10)
+    late = sensor_view(engine, "ball_pos", "test")
+    height = late[:, 2].copy()
+    assert (height < 2.0).all() and (height > 1.9).all()  # fell, and not a zero
+    engine.step(10)
+    assert (late[:, 2] < height).all()  # live: the view follows the next steps
+
+
 @pytest.mark.parametrize("bad", [np.nan, 1e30], ids=["nan", "huge"])
 def test_unstable_flags_the_simulation_mujoco_reset_and_only_it(engine, bad):
     blow_up(engine, bad)

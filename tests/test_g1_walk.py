@@ -174,7 +174,7 @@ def test_the_self_contact_penalty_counts_what_the_engine_finds_and_needs_self_co
     quiet = G1WalkEnv(G1WalkConfig(), num_envs=2, seed=0)
     quiet.reset()
     quiet.step(np.zeros((2, 29)))
-    assert quiet._self_contact_view is None
+    assert not quiet._sensor_views  # unweighted: never looked up
     ideal = G1WalkEnv(G1WalkConfig(self_collision=False, reward_weights=weights), 2, seed=0)
     ideal.reset()
     ideal.step(rng.normal(size=(2, 29)) * 1.5)

@@ -152,13 +152,14 @@ class G1Env(TaskEnv):
         self._apply_calibration()
         self.self_penetration_m = np.zeros(s)
         self._penetration = None
-        self._self_contact_view = None
+        self._sensor_views: dict[str, np.ndarray] = {}
         if cfg.evaluation:
-            self._set_eval_friction(cfg.eval_friction)
+            self.set_friction(cfg.eval_friction)
             self._penetration = SelfPenetration(model)
 
-    def _set_eval_friction(self, mu: float) -> None:
-        """Floor and soles at `mu` in every simulation (evaluation has no randomization)."""
+    def set_friction(self, mu: float) -> None:
+        """Floor and soles at `mu` in every simulation: evaluation's condition (it has no
+        randomization), and a probe's nominal one."""
         field = self.engine.model_field("geom_friction")
         field[:, self.friction_geom_ids, 0] = mu
         self.friction[:] = mu
@@ -396,16 +397,20 @@ class G1Env(TaskEnv):
     def self_contacts(self) -> np.ndarray:
         """(N,) robot-robot contacts in each simulation at the last physics substep, from
         MuJoCo's contact sensor (`SELF_CONTACT_SENSOR`); only the `self_contact` reward
-        reads it, so the view is made on first use. With self-collision off the model has
-        no such contacts (and no sensor): 0, so a policy trained with the penalty still
-        evaluates on the idealized body."""
+        reads it. With self-collision off the model has no such contacts (and no sensor):
+        0, so a policy trained with the penalty still evaluates on the idealized body."""
         if not self.cfg.self_collision:
             return np.zeros(self.num_envs)
-        if self._self_contact_view is None:
-            self._self_contact_view = sensor_view(
-                self.engine, SELF_CONTACT_SENSOR, type(self).__name__
-            )
-        return self._self_contact_view[:, 0]
+        return self.sensor(SELF_CONTACT_SENSOR)[:, 0]
+
+    def sensor(self, name: str) -> np.ndarray:
+        """Live (N, dim) view of MuJoCo sensor `name`, made on first use and kept: only the
+        terms that read a sensor pay for the lookup, and other engines are refused only by
+        the tasks that need one."""
+        view = self._sensor_views.get(name)
+        if view is None:
+            view = self._sensor_views[name] = sensor_view(self.engine, name, type(self).__name__)
+        return view
 
     def _update_kinematics(self, ids: np.ndarray | None = None) -> None:
         """Torso orientation and sole positions; sole velocity by difference over a control

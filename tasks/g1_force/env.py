@@ -9,7 +9,6 @@ from typing import ClassVar
 import numpy as np
 
 from simreal.robots.g1.mjcf import COM_SENSOR, LOAD_BODIES, load_point_sensor
-from simreal.sim.engine import sensor_view
 from simreal.tasks.curriculum import checkpoint_state, restore_state
 from simreal.tasks.g1.env import G1Env
 from simreal.tasks.g1_force import rewards
@@ -47,31 +46,16 @@ class G1ForceEnv(G1Env):
         """Sustained protocol: the pelvis' largest horizontal distance from where it stood
         when the hold began, over the hold (a robot that walks with the push is not
         holding it)."""
-        self._com_view: np.ndarray | None = None
-        self._load_point_views: list[np.ndarray] | None = None
-        if self.cfg.reward_weights.get("cop_support"):
-            # mjbatch fills a sensor from the first physics step after its view exists
-            self.robot_com()
-            self.load_points()
 
     def robot_com(self) -> np.ndarray:
         """(N, 3) the whole robot's centre of mass (world, m), from MuJoCo's subtreecom
-        sensor (randomized link masses included). The view is made on first use, and mjbatch
-        fills it from the next physics step on (made at construction when `cop_support`
-        is weighed)."""
-        if self._com_view is None:
-            self._com_view = sensor_view(self.engine, COM_SENSOR, type(self).__name__)
-        return self._com_view
+        sensor (randomized link masses included)."""
+        return self.sensor(COM_SENSOR)
 
     def load_points(self) -> np.ndarray:
         """(N, 3 bodies, 3) where the external forces act now: the centres of mass of the
         torso and the hands (world, m), from framepos sensors."""
-        if self._load_point_views is None:
-            self._load_point_views = [
-                sensor_view(self.engine, load_point_sensor(b), type(self).__name__)
-                for b in LOAD_BODIES
-            ]
-        return np.stack(self._load_point_views, axis=1)
+        return np.stack([self.sensor(load_point_sensor(b)) for b in LOAD_BODIES], axis=1)
 
     def apply_external_forces(self, t: np.ndarray) -> None:
         forces = self.schedule.forces(t, resample=not self.cfg.evaluation)
