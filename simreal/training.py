@@ -240,8 +240,8 @@ def warm_start_weights(source: Path, env, model_cfg, task: str | None) -> tuple[
             f"--init-from {ckpt}: action groups {spec['action_groups']} differ from the "
             f"task's {groups}"
         )
-    columns = None if task is None else _observation_columns(ckpt, task)
     sizes = (spec["n_obs"], spec["n_critic_obs"])
+    columns = None if task is None else _observation_columns(ckpt, env, sizes)
     if task is not None and columns is None and sizes != (env.num_obs, env.num_critic_obs):
         raise ValueError(
             f"--init-from {ckpt}: its run's config.yaml ({ckpt.parent.parent}) is missing "
@@ -276,13 +276,16 @@ def warm_start_weights(source: Path, env, model_cfg, task: str | None) -> tuple[
     return ckpt, weights
 
 
-def _observation_columns(ckpt: Path, task: str) -> tuple[list[int], list[int]] | None:
-    """For each input column of `task`'s actor and critic, the column of the checkpoint's
+def _observation_columns(
+    ckpt: Path, env, sizes: tuple[int, int]
+) -> tuple[list[int], list[int]] | None:
+    """For each input column of the new task's actor and critic (`env`'s layouts, which its
+    config may extend: g1-force's `actor_observes_force`), the column of the checkpoint's
     observation holding the same term (matched by name; -1 for a term it lacks), when its
-    run config names a registered task; None when the source's layout is unknown (no
-    readable run config, an unregistered task, or layouts built per instance, as
-    quad-swarm's): sizes are then all a warm start can go by. A term both observe with
-    different sizes is refused, named."""
+    run config names a registered task whose class layouts have the checkpoint's `sizes`;
+    None when the source's layout is unknown (no readable run config, an unregistered
+    task, or layouts built per instance, as quad-swarm's): sizes are then all a warm start
+    can go by. A term both observe with different sizes is refused, named."""
     from simreal.tasks import TASKS, get_task
 
     run_dir = ckpt.parent.parent
@@ -292,11 +295,11 @@ def _observation_columns(ckpt: Path, task: str) -> tuple[list[int], list[int]] |
         return None
     if source_task not in TASKS:
         return None
-    old_cls, new_cls = get_task(source_task).env_cls, get_task(task).env_cls
+    old_cls = get_task(source_task).env_cls
     maps = []
-    for which in ("observation_layout", "critic_observation_layout"):
-        old, new = getattr(old_cls, which, None), getattr(new_cls, which, None)
-        if old is None or new is None:
+    for which, size in zip(("observation_layout", "critic_observation_layout"), sizes, strict=True):
+        old, new = getattr(old_cls, which, None), getattr(env, which, None)
+        if old is None or new is None or sum(n for _, n in old) != size:
             return None
         maps.append(_term_columns(list(old), list(new), f"{which.replace('_', ' ')}", ckpt))
     return maps[0], maps[1]

@@ -460,6 +460,42 @@ def test_warm_started_policy_acts_like_g1_force_when_the_new_terms_are_zero(forc
     torch.testing.assert_close(first[:, :n_force], source.actor.nets["lower"][0].weight)
 
 
+def test_a_force_oracle_actor_warm_starts_from_g1_force_with_the_force_unweighted(force_run):
+    """g1-force's diagnostic `actor_observes_force` appends the true torso force (heading
+    frame) to the actor's observation only; a warm start from a run without it lines the
+    terms up by name and starts the new input at zero weight."""
+    from simreal.tasks.g1_force.env import TORSO_FORCE_ORACLE
+
+    cfg = G1ForceConfig(actor_observes_force=True, randomize=False)
+    env = make_env("g1-force", cfg, num_envs=3, seed=0)
+    plain = make_env("g1-force", G1ForceConfig(randomize=False), num_envs=3, seed=0)
+    assert env.observation_layout == (*plain.observation_layout, ("torso_force_oracle", 3))
+    assert env.num_critic_obs == plain.num_critic_obs  # the critic had it already
+    env.reset()
+    env.external_force[:] = 0.0
+    env.external_force[:, 0] = [[-60.0, 0.0, 0.0], [0.0, 25.0, 0.0], [10.0, 0.0, -5.0]]
+    obs, critic = env.observe()
+    heading = env.to_heading(env.external_force)[:, 0]
+    np.testing.assert_allclose(obs[:, -3:], heading, atol=1e-4)
+    np.testing.assert_allclose(obs[:, -3:], TORSO_FORCE_ORACLE.func(env), atol=1e-4)
+    assert np.abs(obs[:, -3:]).max() > 20.0  # a live input, not zeros
+    assert obs.shape[1] == plain.num_obs + 3 and critic.shape[1] == plain.num_critic_obs
+
+    ckpt, weights = warm_start_weights(force_run, env, source_model_cfg(force_run), "g1-force")
+    source = load_actor_critic(ckpt)
+    model = ActorCritic(
+        env.num_obs, env.num_critic_obs, env.action_groups, source_model_cfg(force_run)
+    )
+    model.load_state_dict(weights)
+    model.eval()
+    obs = torch.from_numpy(obs)
+    with torch.inference_mode():  # the force changes nothing until training weighs it
+        np.testing.assert_allclose(
+            model.act_inference(obs), source.act_inference(obs[:, :-3]), atol=1e-6
+        )
+    assert (model.actor.nets["lower"][0].weight[:, -3:] == 0).all()
+
+
 def test_warm_start_names_the_layer_when_architectures_disagree(force_run):
     env = make(1)
     coupled = dataclasses.replace(source_model_cfg(force_run), arch="coupled")

@@ -179,6 +179,13 @@ class G1ForceConfig(G1Config):
     edge (0.09 m from its middle) keeps 44 % of it; an unleaned stance under a 100 N
     backward torso push (CoP ~0.27 m behind mid-stance) keeps 0.1 %."""
 
+    actor_observes_force: bool = False
+    """Diagnostic, not deployable: the actor also observes the true torso force (N,
+    heading frame; `TORSO_FORCE_ORACLE`, appended to its observation, which the critic
+    always has). A policy trained with it tells whether the actor's not knowing the load
+    is what keeps it from holding one; the robot has no such sensor, so the deploy node
+    refuses it (its observation differs from the task's)."""
+
     def validate(self) -> None:
         super().validate()
         if self.hold_ground_sigma_m_s <= 0 or self.hold_heading_sigma_rad_s <= 0:

@@ -14,6 +14,13 @@ from simreal.tasks.g1.env import G1Env
 from simreal.tasks.g1_force import rewards
 from simreal.tasks.g1_force.config import G1ForceConfig
 from simreal.tasks.g1_force.forces import ForceSchedule, sustained_directions
+from simreal.tasks.terms import ObservationTerm, layout, observe
+
+TORSO_FORCE_ORACLE = ObservationTerm(
+    "torso_force_oracle", 3, lambda env: env.to_heading(env.external_force)[:, 0]
+)
+"""The true external force on the torso (N, heading frame): the actor's extra input with
+`actor_observes_force` (a diagnostic; no G1 measures it)."""
 
 
 class G1ForceEnv(G1Env):
@@ -46,6 +53,16 @@ class G1ForceEnv(G1Env):
         """Sustained protocol: the pelvis' largest horizontal distance from where it stood
         when the hold began, over the hold (a robot that walks with the push is not
         holding it)."""
+        if cfg.actor_observes_force:
+            self.policy_terms = (*self.policy_terms, TORSO_FORCE_ORACLE)
+            self.observation_layout = layout(self.policy_terms)
+
+    def observe(self) -> tuple[np.ndarray, np.ndarray]:
+        obs, critic = super().observe()
+        if self.cfg.actor_observes_force:  # appended: the critic's input is unchanged
+            oracle = observe((TORSO_FORCE_ORACLE,), self).astype(obs.dtype)
+            obs = np.concatenate([obs, oracle], axis=1)
+        return obs, critic
 
     def robot_com(self) -> np.ndarray:
         """(N, 3) the whole robot's centre of mass (world, m), from MuJoCo's subtreecom
