@@ -117,9 +117,16 @@ FEATURES_LACKING = {
 """Task and engine pairs that cannot run, and the feature the error must name."""
 
 
+BUILT_ABOVE = {("g1-force", "genesis")}
+"""Pairs `test_trajectories_agree_with_mjbatch` already builds and steps: Genesis takes
+40-100 s on the CPU to build the G1's scene, and CI has a 30-minute budget."""
+
+
 @pytest.mark.parametrize("engine", OTHERS)
 @pytest.mark.parametrize("task", sorted(TASKS))
 def test_every_task_runs_unchanged_or_says_what_it_lacks(task, engine):
+    if (task, engine) in BUILT_ABOVE:
+        pytest.skip(f"{task} on {engine}: built and stepped by the trajectory comparison")
     cfg = get_task(task).config_cls()
     lacking = FEATURES_LACKING.get((task, engine))
     if lacking:
