@@ -9,7 +9,10 @@ direction sector the pelvis's largest horizontal distance from where it stood on
 ramp ended, and the falls. `--force 0` measures the policy's wander with no load.
 
     python experiments/g1_force_wander.py RUN/checkpoints/model_000149.pt --force 20 \
-        [--nominal --friction 0.7] [--json F]
+        [--nominal --friction 0.7] [--blind] [--json F]
+
+`--blind` zeroes the true torso force a diagnostic policy observes (g1-force's
+`task.actor_observes_force`), to see how much it leans on it.
 """
 
 from __future__ import annotations
@@ -36,6 +39,22 @@ def sector_of(azimuth: np.ndarray) -> np.ndarray:
     return names[np.argmin(gap, axis=1)]
 
 
+def blinded(policy, env):
+    """`policy` with the true torso force it was trained to observe
+    (`task.actor_observes_force`) read as zero: whether it uses what it is told."""
+    if not env.cfg.actor_observes_force:
+        raise ValueError("--blind: the policy's task config has no actor_observes_force")
+    names = [name for name, _ in env.observation_layout]
+    start = sum(size for _, size in env.observation_layout[: names.index("torso_force_oracle")])
+
+    def act(obs: np.ndarray) -> np.ndarray:
+        obs = obs.copy()
+        obs[:, start : start + 3] = 0.0
+        return policy(obs)
+
+    return act
+
+
 def wander(
     policy_path: Path,
     force_n: float,
@@ -46,6 +65,7 @@ def wander(
     friction: float,
     seed: int,
     zero_action: bool = False,
+    blind: bool = False,
 ) -> dict:
     policy, config = load_policy(policy_path)
     if zero_action:  # the PD loop holding the default pose, no policy
@@ -64,6 +84,8 @@ def wander(
     env = make_env("g1-force", cfg, sims, "mjbatch", seed)
     if nominal:
         env.set_friction(friction)  # training randomizes it; nominal is evaluation's
+    if blind:
+        policy = blinded(policy, env)
     azimuth = np.linspace(-np.pi, np.pi, sims, endpoint=False)
     direction = np.stack([np.cos(azimuth), np.sin(azimuth), np.zeros(sims)], axis=1)
     obs, _ = env.reset()
@@ -105,6 +127,7 @@ def wander(
         "policy": str(policy_path),
         "force_n": force_n,
         "zero_action": zero_action,
+        "oracle_force_zeroed": blind,
         "largest_torso_force_applied_n": applied,
         "conditions": {
             "randomized": not nominal,
@@ -138,12 +161,26 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="hold the default pose (the policy's config only)",
     )
+    p.add_argument(
+        "--blind",
+        action="store_true",
+        help="zero the true torso force a diagnostic policy observes (actor_observes_force)",
+    )
     p.add_argument("--json", type=Path)
     a = p.parse_args(argv)
     if a.force < 0 or a.sims < 4 or a.seconds <= a.ramp or not 0 < a.friction <= 2:
         p.error("need --force >= 0, --sims >= 4, --seconds > --ramp, --friction in (0, 2]")
     report = wander(
-        a.policy, a.force, a.sims, a.seconds, a.ramp, a.nominal, a.friction, a.seed, a.zero_action
+        a.policy,
+        a.force,
+        a.sims,
+        a.seconds,
+        a.ramp,
+        a.nominal,
+        a.friction,
+        a.seed,
+        a.zero_action,
+        a.blind,
     )
     emit(report, a.json)
     return 0

@@ -65,3 +65,23 @@ def test_a_wander_run_applies_its_force_and_counts_every_simulation(tmp_path):
     assert report["conditions"]["foot_friction"] == 0.5
     assert sum(s["sims"] for s in report["sectors"].values()) == 8
     assert all(s["sims"] == 2 for s in report["sectors"].values())
+
+
+def test_blind_zeroes_only_the_oracle_force_and_refuses_a_policy_without_it():
+    import pytest
+
+    from simreal.tasks import make_env
+    from simreal.tasks.g1_force import G1ForceConfig
+
+    blinded = load().blinded
+    env = make_env("g1-force", G1ForceConfig(actor_observes_force=True), num_envs=2, seed=0)
+    seen = []
+    act = blinded(lambda obs: seen.append(obs) or np.zeros((2, 29)), env)
+    obs = np.random.default_rng(0).normal(size=(2, env.num_obs)).astype(np.float32) + 5.0
+    act(obs)
+    (fed,) = seen
+    assert (fed[:, -3:] == 0).all() and (fed[:, :-3] == obs[:, :-3]).all()
+    assert (obs[:, -3:] != 0).all()  # the caller's observation is left as it was
+    plain = make_env("g1-force", G1ForceConfig(), num_envs=2, seed=0)
+    with pytest.raises(ValueError, match="actor_observes_force"):
+        blinded(lambda obs: obs, plain)
