@@ -459,3 +459,25 @@ def test_cop_support_pays_a_posture_whose_load_keeps_the_cop_mid_stance():
     assert rewards.cop_support_term(env)[2] == 0.0
     with pytest.raises(ValueError, match=r"cop_sigma_m .* 0\.0"):
         G1ForceConfig(cop_sigma_m=0.0).validate()
+
+
+def test_a_policy_that_observes_the_true_force_is_refused_by_the_deploy_node(tmp_path):
+    """`actor_observes_force` is a diagnostic: no G1 measures the force, and the node says
+    so by name instead of feeding the policy something else."""
+    from _g1_policy import ACTION_GROUPS, g1_metadata
+
+    from simreal.deploy.g1.node import load_g1_policy
+    from simreal.deploy.g1.observation import G1Observation
+    from simreal.deploy.runtime import PolicyMetadataError
+    from simreal.policies.config import ModelConfig
+    from simreal.policies.export import export_onnx
+    from simreal.policies.models import ActorCritic
+
+    env = make_env("g1-force", G1ForceConfig(actor_observes_force=True), num_envs=1)
+    groups = {name: tuple(idx) for name, idx in ACTION_GROUPS.items()}
+    small = ModelConfig(actor_hidden=(16,), critic_hidden=(16,))
+    model = ActorCritic(env.num_obs, env.num_critic_obs, groups, small)
+    names = [list(term) for term in env.observation_layout]
+    path = export_onnx(model, tmp_path / "oracle.onnx", g1_metadata(observation_names=names))
+    with pytest.raises(PolicyMetadataError, match=r"torso_force_oracle.*differ"):
+        G1Observation(load_g1_policy(path))
