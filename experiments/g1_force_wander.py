@@ -26,6 +26,8 @@ from simreal.config import apply_overrides, from_plain
 from simreal.evaluation import load_policy
 from simreal.reports import emit
 from simreal.tasks import get_task, make_env
+from simreal.tasks.g1_force.env import TORSO_FORCE_ORACLE
+from simreal.tasks.terms import first_columns
 
 SECTORS = {"backward": np.pi, "left": np.pi / 2, "forward": 0.0, "right": -np.pi / 2}
 """Direction sectors (the push's azimuth in the heading frame, +-45 deg around these)."""
@@ -44,12 +46,12 @@ def blinded(policy, env):
     (`task.actor_observes_force`) read as zero: whether it uses what it is told."""
     if not env.cfg.actor_observes_force:
         raise ValueError("--blind: the policy's task config has no actor_observes_force")
-    names = [name for name, _ in env.observation_layout]
-    start = sum(size for _, size in env.observation_layout[: names.index("torso_force_oracle")])
+    start = first_columns(env.observation_layout)[TORSO_FORCE_ORACLE.name]
+    stop = start + TORSO_FORCE_ORACLE.size
 
     def act(obs: np.ndarray) -> np.ndarray:
         obs = obs.copy()
-        obs[:, start : start + 3] = 0.0
+        obs[:, start:stop] = 0.0
         return policy(obs)
 
     return act
