@@ -12,7 +12,9 @@ ramp ended, and the falls. `--force 0` measures the policy's wander with no load
         [--nominal --friction 0.7] [--blind] [--json F]
 
 `--blind` zeroes the true torso force a diagnostic policy observes (g1-force's
-`task.actor_observes_force`), to see how much it leans on it.
+`task.actor_observes_force`), to see how much it leans on it. A checkpoint that estimates
+the force (`task.actor_estimates_force`) also gets `force_estimate`: the estimate's RMSE
+against the true force over the hold, and its mean component along the push.
 """
 
 from __future__ import annotations
@@ -55,6 +57,28 @@ def blinded(policy, env):
         return policy(obs)
 
     return act
+
+
+def force_estimator(policy_path: Path):
+    """The checkpoint's model where it estimates the torso force (g1-force's
+    `actor_estimates_force`), else None."""
+    if policy_path.suffix != ".pt":
+        return None
+    from simreal.policies.checkpoint import load_actor_critic
+
+    model = load_actor_critic(policy_path)
+    return model if model.estimator is not None else None
+
+
+def estimate_error(model, obs: np.ndarray, env, direction: np.ndarray):
+    """(N, 3) the estimate's error against the true torso force (N, heading frame) and
+    (N,) the estimate's component along each simulation's push direction."""
+    import torch
+
+    with torch.inference_mode():
+        estimate = model.estimate(torch.from_numpy(obs)).numpy()
+    truth = TORSO_FORCE_ORACLE.func(env)
+    return estimate - truth, np.einsum("ij,ij->i", estimate, direction)
 
 
 def wander(
@@ -103,7 +127,13 @@ def wander(
     start_xy = None
     drift, fell, up = np.zeros(sims), np.zeros(sims, dtype=bool), np.ones(sims, dtype=bool)
     applied = 0.0
+    estimator = force_estimator(policy_path)
+    errors, along = [], []  # the estimate's error and its component along the push (held)
     for k in range(steps):
+        if estimator is not None and k >= ramp_steps and up.any():
+            error, share = estimate_error(estimator, obs, env, direction)
+            errors.append(error[up])
+            along.append(share[up])
         step = env.step(policy(obs))
         obs = step.obs
         applied = max(applied, float(np.linalg.norm(env.external_force[:, 0], axis=1).max()))
@@ -125,9 +155,18 @@ def wander(
             "drift_median_m": float(np.median(d)) if d.size else None,
             "drift_over_0.5m": int((d > 0.5).sum()),
         }
+    estimate = None
+    if errors:
+        errors, along = np.concatenate(errors), np.concatenate(along)
+        estimate = {
+            "rmse_n": float(np.sqrt(np.mean(np.square(errors).sum(axis=1)))),
+            "along_push_mean_n": float(along.mean()),
+            "along_push_p10_p90_n": np.percentile(along, [10, 90]).round(2).tolist(),
+        }
     return {
         "policy": str(policy_path),
         "force_n": force_n,
+        "force_estimate": estimate,
         "zero_action": zero_action,
         "oracle_force_zeroed": blind,
         "largest_torso_force_applied_n": applied,

@@ -162,6 +162,7 @@ def load_actor_critic(path: Path):
         groups,
         state["model_cfg"],
         spec.get("observation_structure"),
+        spec.get("estimate_columns", ()),
     )
     # The return scaler (ppo.normalize_returns) serves training only.
     weights = {k: v for k, v in state["model"].items() if not k.startswith(RETURN_SCALER)}
@@ -182,6 +183,10 @@ def resolve_checkpoint(path: Path) -> Path:
             return found
         raise FileNotFoundError(f"{path}: no model_*.pt checkpoint in it or in its checkpoints/")
     raise FileNotFoundError(f"{path}: no such run directory or checkpoint")
+
+
+ESTIMATOR = "estimator."
+"""The state estimator's parameters (`ActorCritic.estimator`)."""
 
 
 def warm_start_state(
@@ -206,10 +211,15 @@ def warm_start_state(
     g1-force from g1-pull): their columns go, and what they fed the first layer when they
     read 0 is folded into its bias, so the new model acts as the source did with those
     terms at 0 (for g1-pull: standing, no command, no gait clock). Anything else that
-    differs raises ValueError naming the layer. `source_var_floor`: the source model's
+    differs raises ValueError naming the layer. A state estimator the source lacks starts
+    untrained; the actor's input columns of its estimate map like any term (by name: a
+    source that was told the true value hands on its weights and statistics). `source_var_floor`: the source model's
     normalizer variance floor (what its dropped columns read as at 0).
     """
-    missing = [k for k in target if k not in source and not k.startswith(RETURN_SCALER)]
+    fresh = [k for k in target if k not in source and k.startswith(ESTIMATOR)]
+    missing = [
+        k for k in target if k not in source and not k.startswith(RETURN_SCALER) and k not in fresh
+    ]
     extra = [k for k in source if k not in target and not k.startswith(RETURN_SCALER)]
     if missing or extra:
         key = (missing or extra)[0]
@@ -222,7 +232,9 @@ def warm_start_state(
     out = {}
     remapped_weights = []
     for key, new in target.items():
-        if key.startswith(RETURN_SCALER):  # reward statistics belong to the new task
+        if key.startswith(RETURN_SCALER) or key in fresh:
+            # reward statistics belong to the new task; a state estimator the source
+            # lacks starts untrained (its estimate enters the actor as a new input would)
             out[key] = new.clone()
             continue
         old = source[key]

@@ -36,6 +36,10 @@ class ModelConfig:
     """Upper bound on the action std (None: unbounded). Where actions saturate (a clipped
     velocity command), extra noise costs nothing and PPO's std can drift up until the
     noise itself fails episodes; a bound stops the drift."""
+    estimator_hidden: tuple[int, ...] = (128, 64)
+    """Hidden layers of the state estimator, built only where the task names quantities
+    for the actor to estimate (`estimate_terms`, e.g. g1-force's
+    `task.actor_estimates_force`)."""
 
     def validate(self) -> None:
         if self.arch not in ("decoupled", "coupled"):
@@ -46,6 +50,10 @@ class ModelConfig:
             or min(self.actor_hidden + self.critic_hidden) < 1
         ):
             raise ValueError("model.actor_hidden and model.critic_hidden need positive layer sizes")
+        if not self.estimator_hidden or min(self.estimator_hidden) < 1:
+            raise ValueError(
+                f"model.estimator_hidden needs positive layer sizes, got {self.estimator_hidden}"
+            )
         if not self.normalizer_var_floor > 0:
             raise ValueError(
                 f"model.normalizer_var_floor must be positive, got {self.normalizer_var_floor}"
@@ -118,6 +126,19 @@ class PPOConfig:
     """Weight of a DAgger term: the squared distance of the policy's mean action from the
     environment's expert action (`expert_action()`, e.g. quad-swarm's privileged
     teacher) on the states of the policy's own rollouts, added to the PPO loss. 0: none."""
+    estimation_coef: float = 1.0
+    """Weight of the state estimator's regression loss (the squared error of its estimate
+    against the simulator's true value, in normalized units), added to the PPO loss where
+    the model has an estimator. The estimator learns from this term alone: the actor reads
+    its estimate without passing gradients back."""
+    estimator_learning_rate: float | None = None
+    """The state estimator's own learning rate (None: the actor's)."""
+    estimator_warmup_iterations: int = 0
+    """Iterations at the start of a run in which the actor reads the true values instead
+    of the estimate (in its rollouts and its update) while the estimator learns from
+    them: a student warm-started from a policy that was told the true values keeps
+    acting as its teacher, and so meets the loads its teacher met, until its estimator
+    has learned them. 0: the estimate from the first step."""
 
     def validate(self) -> None:
         for name in ("num_steps_per_env", "num_epochs", "num_minibatches"):
@@ -134,6 +155,17 @@ class PPOConfig:
             )
         if self.imitation_coef < 0:
             raise ValueError(f"ppo.imitation_coef must be >= 0, got {self.imitation_coef}")
+        if self.estimator_warmup_iterations < 0:
+            raise ValueError(
+                f"ppo.estimator_warmup_iterations must be >= 0, got "
+                f"{self.estimator_warmup_iterations}"
+            )
+        if self.estimator_learning_rate is not None and not self.estimator_learning_rate > 0:
+            raise ValueError(
+                f"ppo.estimator_learning_rate must be positive, got {self.estimator_learning_rate}"
+            )
+        if not self.estimation_coef > 0:
+            raise ValueError(f"ppo.estimation_coef must be positive, got {self.estimation_coef}")
         if self.schedule not in ("adaptive", "fixed", "linear"):
             raise ValueError(
                 f"ppo.schedule must be 'adaptive', 'fixed' or 'linear', got {self.schedule!r}"

@@ -49,7 +49,7 @@ def export_onnx(model: ActorCritic, path: Path, metadata: dict[str, object]) -> 
     of the code that wrote the file, which overrides any value passed in. The file is
     written atomically, so a reader never sees half a policy.
     """
-    n_obs = model.obs_normalizer.mean.shape[0]
+    n_obs = model.n_obs
     buffer = io.BytesIO()
     # The TorchScript exporter is deprecated but exact and dependency-free for these MLPs.
     with warnings.catch_warnings():

@@ -29,6 +29,7 @@ CSV_FIELDS = (
     "action_std",
     "unstable_resets",
     "imitation_loss",
+    "estimation_loss",
 )
 
 

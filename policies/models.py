@@ -9,6 +9,7 @@ loss trains all of them together. The coupled actor is the one-group special cas
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import torch
 from torch import nn
@@ -167,27 +168,89 @@ class ActorCritic(nn.Module):
         action_groups: dict[str, tuple[int, ...]],
         cfg: ModelConfig,
         structure: dict | None = None,
+        estimate_columns: Sequence[int] = (),
     ):
         """`structure` (optional) splits the observation into self and token sets for the
         actor's entity-attention encoder. The critic stays an MLP: it serves only in
         training, where the number of tokens is fixed, and attention would triple the
-        cost of every update on a CPU."""
+        cost of every update on a CPU.
+
+        `estimate_columns` (optional): columns of the critic's observation (privileged
+        quantities the robot does not measure, e.g. the external force on the torso) that
+        a state estimator infers from the actor's observation; the actor reads the
+        observation followed by the estimate. The estimator is trained by regression on
+        the true values (`estimation_loss`), concurrently with the policy, and is part of
+        the exported policy, whose input stays the observation alone."""
         super().__init__()
         n_actions = sum(len(idx) for idx in action_groups.values())
         groups = action_groups if cfg.arch == "decoupled" else {"all": tuple(range(n_actions))}
         self.action_groups = {name: tuple(idx) for name, idx in groups.items()}
+        self.n_obs = n_obs
+        n_est = len(estimate_columns)
+        if n_est and structure is not None:
+            raise ValueError("a state estimator needs a plain observation (no structure)")
+        self.register_buffer(
+            "estimate_columns",
+            torch.tensor(list(estimate_columns), dtype=torch.long),
+            persistent=False,  # the checkpoint's model_spec holds them
+        )
         floor = cfg.normalizer_var_floor
-        self.obs_normalizer = EmpiricalNormalization(n_obs, floor, raw=raw_columns(structure))
+        # One normalizer for the observation and the estimated quantities (after it): the
+        # estimate is regressed, and fed to the actor, in the true values' normalized units.
+        self.obs_normalizer = EmpiricalNormalization(
+            n_obs + n_est, floor, raw=raw_columns(structure)
+        )
         self.critic_obs_normalizer = EmpiricalNormalization(n_critic_obs, floor)
-        self.actor = GroupedActor(n_obs, groups, cfg, structure)
+        self.actor = GroupedActor(n_obs + n_est, groups, cfg, structure)
         self.critic = mlp(n_critic_obs, cfg.critic_hidden, 1, cfg.activation)
+        self.estimator = mlp(n_obs, cfg.estimator_hidden, n_est, cfg.activation) if n_est else None
+        self.reads_truth = False
+        """The actor reads the true values of the estimated quantities where the caller
+        passes them (training's warm-up, `ppo.estimator_warmup_iterations`); never in
+        `act_inference`, which is what is exported and deployed."""
         if cfg.init == "orthogonal":
             for net in self.actor.nets.values():
                 orthogonal_init(net, output_gain=0.01)
             orthogonal_init(self.critic, output_gain=1.0)
 
-    def distribution(self, obs: torch.Tensor) -> Normal:
-        mean = self.actor(self.obs_normalizer(obs))
+    def actor_input(
+        self, obs: torch.Tensor, critic_obs: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """The actor's input: the normalized observation, followed by the estimator's
+        estimate where there is one (detached: the policy loss does not train it), or by
+        the true values from `critic_obs` while `reads_truth` (the estimator's warm-up)."""
+        if self.estimator is None:
+            return self.obs_normalizer(obs)
+        x = self.obs_normalizer.columns(obs, 0)
+        if self.reads_truth and critic_obs is not None:
+            truth = critic_obs.index_select(1, self.estimate_columns)
+            return torch.cat([x, self.obs_normalizer.columns(truth, self.n_obs)], dim=1)
+        return torch.cat([x, self.estimator(x).detach()], dim=1)
+
+    def normalizer_input(self, obs: torch.Tensor, critic_obs: torch.Tensor) -> torch.Tensor:
+        """What the observation normalizer takes in: the observation, and the true values
+        of the estimated quantities after it."""
+        if self.estimator is None:
+            return obs
+        return torch.cat([obs, critic_obs.index_select(1, self.estimate_columns)], dim=1)
+
+    def estimation_loss(self, obs: torch.Tensor, critic_obs: torch.Tensor) -> torch.Tensor:
+        """Mean squared error of the estimate against the true values, normalized units."""
+        truth = critic_obs.index_select(1, self.estimate_columns)
+        target = self.obs_normalizer.columns(truth, self.n_obs)
+        return (self.estimator(self.obs_normalizer.columns(obs, 0)) - target).square().mean()
+
+    def estimate(self, obs: torch.Tensor) -> torch.Tensor:
+        """The estimated quantities in their own units (e.g. N), for logs and evaluation."""
+        norm = self.obs_normalizer
+        n = self.n_obs
+        scaled = self.estimator(norm.columns(obs, 0))
+        return scaled * torch.sqrt(norm.var[n:] + norm.eps) + norm.mean[n:]
+
+    def distribution(self, obs: torch.Tensor, critic_obs: torch.Tensor | None = None) -> Normal:
+        """The policy's action distribution; `critic_obs` serves only the estimator's
+        warm-up (`reads_truth`)."""
+        mean = self.actor(self.actor_input(obs, critic_obs))
         # No argument validation: its checks (finite, positive) cost about 20 us per
         # call (45 against 25 us with log_prob, one row), at every rollout step and
         # minibatch; the std is positive by construction.
@@ -195,11 +258,11 @@ class ActorCritic(nn.Module):
 
     def act_inference(self, obs: torch.Tensor) -> torch.Tensor:
         """Deterministic action: the mean, as deployed."""
-        return self.actor(self.obs_normalizer(obs))
+        return self.actor(self.actor_input(obs))
 
     def value(self, critic_obs: torch.Tensor) -> torch.Tensor:
         return self.critic(self.critic_obs_normalizer(critic_obs)).squeeze(-1)
 
     def update_normalizers(self, obs: torch.Tensor, critic_obs: torch.Tensor) -> None:
-        self.obs_normalizer.update(obs)
+        self.obs_normalizer.update(self.normalizer_input(obs, critic_obs))
         self.critic_obs_normalizer.update(critic_obs)

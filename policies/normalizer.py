@@ -36,6 +36,15 @@ class EmpiricalNormalization(nn.Module):
         y = ((x - self.mean) / torch.sqrt(self.var + self.eps)).clamp(-self.clip, self.clip)
         return torch.where(self.raw, x, y) if self.has_raw else y
 
+    def columns(self, x: torch.Tensor, start: int) -> torch.Tensor:
+        """x (B, w) normalized as the columns start..start+w of what the statistics cover
+        (an actor with a state estimator keeps the statistics of its observation and of
+        the estimated quantities, after it, in one normalizer)."""
+        stop = start + x.shape[-1]
+        mean, var = self.mean[start:stop], self.var[start:stop]
+        y = ((x - mean) / torch.sqrt(var + self.eps)).clamp(-self.clip, self.clip)
+        return torch.where(self.raw[start:stop], x, y) if self.has_raw else y
+
     @torch.no_grad()
     def update(self, x: torch.Tensor) -> None:
         """Merge a batch (B, size) into the running statistics (Chan's parallel formula)."""

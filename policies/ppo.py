@@ -33,13 +33,19 @@ class PPO:
         self.storage = storage
         self.learning_rate = cfg.learning_rate
         critic_lr = cfg.critic_learning_rate or cfg.learning_rate
-        actor_params = [p for name, p in model.named_parameters() if not name.startswith("critic.")]
-        self.optimizer = torch.optim.Adam(
-            [
-                {"params": actor_params, "lr": cfg.learning_rate},
-                {"params": list(model.critic.parameters()), "lr": critic_lr},
-            ]
-        )
+        actor_params = [
+            p
+            for name, p in model.named_parameters()
+            if not name.startswith(("critic.", "estimator."))
+        ]
+        groups = [
+            {"params": actor_params, "lr": cfg.learning_rate},
+            {"params": list(model.critic.parameters()), "lr": critic_lr},
+        ]
+        if model.estimator is not None:  # a third group, so a model without keeps two
+            estimator_lr = cfg.estimator_learning_rate or cfg.learning_rate
+            groups.append({"params": list(model.estimator.parameters()), "lr": estimator_lr})
+        self.optimizer = torch.optim.Adam(groups)
         self.generator = torch.Generator().manual_seed(seed)
         if cfg.normalize_returns:
             # A submodule of the model, so checkpoints carry its statistics; only where
@@ -62,9 +68,11 @@ class PPO:
 
     def begin_iteration(self, iteration: int, progress: float = 0.0) -> None:
         """Under the linear schedule, the rate for this iteration from the fraction of the
-        budget already spent (`progress`, 0..1); nothing else is set per iteration."""
+        budget already spent (`progress`, 0..1), and whether the actor still reads the true
+        values of what its estimator estimates (`estimator_warmup_iterations`)."""
         if self.cfg.schedule == "linear":
             self.set_learning_rate(self.cfg.learning_rate * max(1.0 - progress, 0.0))
+        self.model.reads_truth = iteration < self.cfg.estimator_warmup_iterations
 
     @torch.no_grad()
     def act(
@@ -92,9 +100,12 @@ class PPO:
     ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         if self.cfg.normalizer_update == "step":
             self.distributed.update_normalizers(
-                [(self.model.obs_normalizer, obs), (self.model.critic_obs_normalizer, critic_obs)]
+                [
+                    (self.model.obs_normalizer, self.model.normalizer_input(obs, critic_obs)),
+                    (self.model.critic_obs_normalizer, critic_obs),
+                ]
             )
-        dist = self.model.distribution(obs)
+        dist = self.model.distribution(obs, critic_obs)
         # Drawn on the CPU generator whatever the device: the same noise on CPU and GPU.
         noise = torch.randn(dist.mean.shape, generator=self.generator).to(obs.device)
         actions = dist.mean + dist.stddev * noise
@@ -155,6 +166,9 @@ class PPO:
         totals = {"value_loss": 0.0, "surrogate_loss": 0.0, "entropy": 0.0, "kl": 0.0}
         if imitation > 0:
             totals["imitation_loss"] = 0.0
+        estimates = self.model.estimator is not None
+        if estimates:
+            totals["estimation_loss"] = 0.0
         n = 0
         batches = (
             b
@@ -162,7 +176,7 @@ class PPO:
             for b in self.storage.minibatches(cfg.num_minibatches, self.generator)
         )
         for b in batches:
-            dist = self.model.distribution(b.obs)
+            dist = self.model.distribution(b.obs, b.critic_obs)
             values = self.model.value(b.critic_obs)
             entropy = dist.entropy().sum(-1).mean()
             kl = self._kl(b.old_mean, b.old_std, dist.mean, dist.stddev)
@@ -178,6 +192,9 @@ class PPO:
             if imitation > 0:
                 imitation_loss = (dist.mean - b.expert).square().sum(-1).mean()
                 loss = loss + imitation * imitation_loss
+            if estimates:
+                estimation_loss = self.model.estimation_loss(b.obs, b.critic_obs)
+                loss = loss + cfg.estimation_coef * estimation_loss
             self.optimizer.zero_grad()
             loss.backward()
             # The learning rate only acts in step(): adapting it after backward lets the
@@ -195,6 +212,8 @@ class PPO:
             totals["kl"] += kl
             if imitation > 0:
                 totals["imitation_loss"] += imitation_loss.item()
+            if estimates:
+                totals["estimation_loss"] += estimation_loss.item()
             n += 1
         if cfg.normalizer_update == "rollout":
             self._take_in_rollout_observations()
@@ -210,7 +229,12 @@ class PPO:
         storage = self.storage
         self.distributed.update_normalizers(
             [
-                (self.model.obs_normalizer, storage.obs.flatten(0, 1)),
+                (
+                    self.model.obs_normalizer,
+                    self.model.normalizer_input(
+                        storage.obs.flatten(0, 1), storage.critic_obs.flatten(0, 1)
+                    ),
+                ),
                 (self.model.critic_obs_normalizer, storage.critic_obs.flatten(0, 1)),
             ]
         )
@@ -269,7 +293,7 @@ class PPO:
     def set_learning_rate(self, learning_rate: float) -> None:
         """The actor's rate; the critic's too unless it has a fixed one of its own."""
         self.learning_rate = learning_rate
-        actor, critic = self.optimizer.param_groups
+        actor, critic = self.optimizer.param_groups[:2]
         actor["lr"] = learning_rate
         if self.cfg.critic_learning_rate is None:
             critic["lr"] = learning_rate

@@ -82,8 +82,18 @@ class OnPolicyRunner:
             raise ValueError(
                 "train.algorithm=dagger runs its learner on the CPU: set train.device=cpu"
             )
+        if cfg.algorithm == "dagger" and estimate_columns(env):
+            raise ValueError(
+                "train.algorithm=dagger does not train a state estimator; the task's "
+                "estimate_terms need train.algorithm=ppo"
+            )
         self.model = ActorCritic(
-            env.num_obs, env.num_critic_obs, env.action_groups, cfg.model, self.structure
+            env.num_obs,
+            env.num_critic_obs,
+            env.action_groups,
+            cfg.model,
+            self.structure,
+            estimate_columns(env),
         ).to(self.device)
         storage = RolloutStorage(
             cfg.ppo.num_steps_per_env,
@@ -145,6 +155,7 @@ class OnPolicyRunner:
             "n_critic_obs": self.env.num_critic_obs,
             "action_groups": {k: list(v) for k, v in self.env.action_groups.items()},
             "observation_structure": self.structure,
+            "estimate_columns": estimate_columns(self.env),
         }
 
     def save(self) -> Path | None:
@@ -413,6 +424,13 @@ class OnPolicyRunner:
             self.stopped_by = f"step budget {self.cfg.max_env_steps}"
         elif self.cfg.max_minutes and self.wall_time_s >= 60.0 * self.cfg.max_minutes:
             self.stopped_by = f"time budget {self.cfg.max_minutes:g} min"
+
+
+def estimate_columns(env) -> list[int]:
+    """The critic columns the environment's state estimator infers (none for environments
+    that declare none, e.g. Gymnasium's)."""
+    columns = getattr(env, "estimate_columns", None)
+    return list(columns()) if columns is not None else []
 
 
 def budget_end_steps(

@@ -230,6 +230,7 @@ def warm_start_weights(source: Path, env, model_cfg, task: str | None) -> tuple[
         warm_start_state,
     )
     from simreal.policies.models import ActorCritic
+    from simreal.policies.runner import estimate_columns
 
     ckpt = resolve_checkpoint(source)
     state = load_checkpoint(ckpt, MODEL_KEYS)
@@ -240,9 +241,12 @@ def warm_start_weights(source: Path, env, model_cfg, task: str | None) -> tuple[
             f"--init-from {ckpt}: action groups {spec['action_groups']} differ from the "
             f"task's {groups}"
         )
-    sizes = (spec["n_obs"], spec["n_critic_obs"])
+    estimates = estimate_columns(env)
+    # the actors' input sizes: the observation and any state estimate after it
+    sizes = (spec["n_obs"] + len(spec.get("estimate_columns", ())), spec["n_critic_obs"])
+    new_sizes = (env.num_obs + len(estimates), env.num_critic_obs)
     columns = None if task is None else _observation_columns(ckpt, env, sizes)
-    if task is not None and columns is None and sizes != (env.num_obs, env.num_critic_obs):
+    if task is not None and columns is None and sizes != new_sizes:
         raise ValueError(
             f"--init-from {ckpt}: its run's config.yaml ({ckpt.parent.parent}) is missing "
             f"or names no registered task, so its observation layout cannot be checked "
@@ -256,13 +260,14 @@ def warm_start_weights(source: Path, env, model_cfg, task: str | None) -> tuple[
         env.action_groups,
         model_cfg,
         getattr(env, "observation_structure", None),
+        estimates,
     )
     try:
         weights = warm_start_state(
             fresh.state_dict(),
             state["model"],
-            (spec["n_obs"], env.num_obs),
-            (spec["n_critic_obs"], env.num_critic_obs),
+            (sizes[0], new_sizes[0]),
+            (sizes[1], new_sizes[1]),
             columns,
             state["model_cfg"].normalizer_var_floor,
         )
@@ -287,21 +292,32 @@ def _observation_columns(
     task, or layouts built per instance, as quad-swarm's): sizes are then all a warm start
     can go by. A term both observe with different sizes is refused, named."""
     from simreal.tasks import TASKS, get_task
+    from simreal.tasks.terms import layout
 
     run_dir = ckpt.parent.parent
     try:
-        source_task = read_config(run_dir)["task"]
+        source = read_config(run_dir)
+        source_task = source["task"]
     except (FileNotFoundError, ValueError):
         return None
     if source_task not in TASKS:
         return None
-    old_cls = get_task(source_task).env_cls
+    spec = get_task(source_task)
+    try:
+        plain = source.get("task_config")
+        source_cfg = from_plain(spec.config_cls, plain, "task.") if plain else spec.config_cls()
+        olds = spec.env_cls.input_layouts(source_cfg)
+    except (AttributeError, TypeError, ValueError):  # a layout built per instance
+        return None
+    news = (
+        tuple(env.observation_layout) + layout(getattr(env, "estimate_terms", ())),
+        getattr(env, "critic_observation_layout", None),
+    )
     maps = []
-    for which, size in zip(("observation_layout", "critic_observation_layout"), sizes, strict=True):
-        old, new = getattr(old_cls, which, None), getattr(env, which, None)
+    for which, old, new, size in zip(("actor input", "critic observation"), olds, news, sizes, strict=True):  # fmt: skip
         if old is None or new is None or sum(n for _, n in old) != size:
             return None
-        maps.append(_term_columns(list(old), list(new), f"{which.replace('_', ' ')}", ckpt))
+        maps.append(_term_columns(list(old), list(new), which, ckpt))
     return maps[0], maps[1]
 
 

@@ -22,7 +22,14 @@ import numpy as np
 
 from simreal.policies.vecenv import StepResult
 from simreal.sim import Engine, EngineError, make_engine
-from simreal.tasks.terms import ObservationTerm, RewardTerm, check_weights, layout, step_weights
+from simreal.tasks.terms import (
+    ObservationTerm,
+    RewardTerm,
+    check_weights,
+    layout,
+    step_weights,
+    term_columns,
+)
 
 
 class TaskEnv(ABC):
@@ -39,6 +46,10 @@ class TaskEnv(ABC):
     """Every reward term the task defines; `cfg.reward_weights` (per second) picks and
     weights them."""
     critic_observation_layout: tuple[tuple[str, int], ...]
+    estimate_terms: tuple[ObservationTerm, ...] = ()
+    """Privileged quantities for the policy's state estimator to infer from the policy
+    observation (terms of the critic's observation, by name; `ActorCritic`'s
+    `estimate_columns`): none by default."""
     action_groups: dict[str, tuple[int, ...]]
     max_episode_steps: int
     decimation: int
@@ -101,6 +112,18 @@ class TaskEnv(ABC):
     @property
     def num_critic_obs(self) -> int:
         return sum(size for _, size in self.critic_observation_layout)
+
+    @classmethod
+    def input_layouts(cls, cfg) -> tuple[tuple, tuple]:
+        """(name, size) of each block of the actor's input (the policy observation, then
+        any state estimate, named as the term it estimates) and of the critic's, for an
+        environment built with `cfg`: what a warm start matches a source run's weights by.
+        The class's layouts unless a task's config extends them."""
+        return cls.observation_layout, cls.critic_observation_layout
+
+    def estimate_columns(self) -> list[int]:
+        """The critic-observation columns of `estimate_terms`, in their order."""
+        return term_columns(self.critic_observation_layout, [t.name for t in self.estimate_terms])
 
     @property
     def num_actions(self) -> int:

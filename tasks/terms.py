@@ -69,6 +69,19 @@ def first_columns(layout_: Iterable[tuple[str, int]]) -> dict[str, int]:
     return out
 
 
+def term_columns(layout_: Iterable[tuple[str, int]], names: Iterable[str]) -> list[int]:
+    """The columns of the named terms in an observation laid out as `layout_`, in the
+    order named; a name the layout lacks raises ValueError naming it and the layout's."""
+    layout_ = list(layout_)
+    starts, sizes = first_columns(layout_), dict(layout_)
+    out = []
+    for name in names:
+        if name not in starts:
+            raise ValueError(f"no observation term {name!r}; the terms: {[n for n, _ in layout_]}")
+        out += range(starts[name], starts[name] + sizes[name])
+    return out
+
+
 def observe(terms: Iterable[ObservationTerm], inputs: Any) -> np.ndarray:
     """The terms evaluated on `inputs`, concatenated in order, float32 (N, sum of sizes)."""
     return np.concatenate([term.func(inputs) for term in terms], axis=1, dtype=np.float32)

@@ -186,8 +186,20 @@ class G1ForceConfig(G1Config):
     is what keeps it from holding one; the robot has no such sensor, so the deploy node
     refuses it (its observation differs from the task's)."""
 
+    actor_estimates_force: bool = False
+    """The deployable answer to `actor_observes_force`: a state estimator in the policy
+    infers the torso force (`TORSO_FORCE_ORACLE`, appended to the critic's observation as
+    the regression target) from the policy observation, and the actor reads the estimate.
+    Trained concurrently with the policy (`ppo.estimation_coef`); the exported policy
+    takes the task's observation alone, so it deploys as any g1-force policy."""
+
     def validate(self) -> None:
         super().validate()
+        if self.actor_observes_force and self.actor_estimates_force:
+            raise ValueError(
+                "actor_observes_force and actor_estimates_force: choose one (the actor is "
+                "told the true torso force, or estimates it)"
+            )
         if self.hold_ground_sigma_m_s <= 0 or self.hold_heading_sigma_rad_s <= 0:
             raise ValueError(
                 f"hold_ground_sigma_m_s and hold_heading_sigma_rad_s must be > 0, got "

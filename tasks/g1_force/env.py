@@ -56,12 +56,33 @@ class G1ForceEnv(G1Env):
         if cfg.actor_observes_force:
             self.policy_terms = (*self.policy_terms, TORSO_FORCE_ORACLE)
             self.observation_layout = layout(self.policy_terms)
+        if cfg.actor_estimates_force:
+            self.estimate_terms = (TORSO_FORCE_ORACLE,)
+            self.critic_observation_layout = self.critic_observation_layout + layout(
+                self.estimate_terms
+            )
+
+    @classmethod
+    def input_layouts(cls, cfg: G1ForceConfig) -> tuple[tuple, tuple]:
+        """The class's layouts with the true torso force appended to the actor's input
+        (`actor_observes_force`, or the estimate of `actor_estimates_force`, which also
+        appends it to the critic's observation as the estimator's target)."""
+        actor, critic = super().input_layouts(cfg)
+        force = layout((TORSO_FORCE_ORACLE,))
+        if cfg.actor_observes_force or cfg.actor_estimates_force:
+            actor = actor + force
+        if cfg.actor_estimates_force:
+            critic = critic + force
+        return actor, critic
 
     def observe(self) -> tuple[np.ndarray, np.ndarray]:
         obs, critic = super().observe()
-        if self.cfg.actor_observes_force:  # appended: the critic's input is unchanged
+        if self.cfg.actor_observes_force or self.cfg.actor_estimates_force:
             oracle = observe((TORSO_FORCE_ORACLE,), self).astype(obs.dtype)
-            obs = np.concatenate([obs, oracle], axis=1)
+            if self.cfg.actor_observes_force:  # appended: the critic's input is unchanged
+                obs = np.concatenate([obs, oracle], axis=1)
+            else:  # the estimator's target, after the critic's own terms
+                critic = np.concatenate([critic, oracle], axis=1)
         return obs, critic
 
     def robot_com(self) -> np.ndarray:

@@ -1,0 +1,172 @@
+"""How well the torso force can be told from what the G1 measures: a regression test.
+
+Finding 8 of results/experiments/g1-force-lean showed that a g1-force actor told the true
+torso force stands under it, and one not told does not. A deployable policy must estimate
+that force from its own observation. This tool rolls out a teacher (a checkpoint trained
+with `task.actor_observes_force`, acting on the true force) in its training conditions
+(random forces, randomized robot, observation noise on), records the policy observation
+the robot has (the oracle columns removed) and the true torso force (heading frame), and
+fits small MLP regressors on held-out simulations from the last K observations, for each
+K of `--history`. It reports the force's RMSE (N) and R^2 per axis beside a constant
+guess: how much of the load one observation already tells, and how much a short history
+adds.
+
+    python experiments/g1_force_estimability.py RUN/checkpoints/model_000334.pt \
+        --history 1 4 10 --json results/experiments/g1-force-estimator/estimability.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from simreal.config import apply_overrides, from_plain
+from simreal.evaluation import load_policy
+from simreal.reports import emit
+from simreal.tasks import get_task, make_env
+from simreal.tasks.g1_force.env import TORSO_FORCE_ORACLE
+from simreal.tasks.terms import first_columns
+
+
+def collect(policy_path: Path, sims: int, seconds: float, cap_n: float, seed: int) -> dict:
+    """(T, N, n_obs) deployable observations, (T, N, 3) true torso forces, (T, N) alive."""
+    policy, config = load_policy(policy_path)
+    spec = get_task("g1-force")
+    cfg = from_plain(spec.config_cls, config["task_config"], "task.")
+    if not cfg.actor_observes_force:
+        raise ValueError(f"{policy_path}: a teacher trained with task.actor_observes_force")
+    cfg = apply_overrides(
+        cfg,
+        [f"forces.cap_start_n={cap_n}", f"forces.cap_min_n={cap_n}", f"forces.cap_max_n={cap_n}"],
+    )
+    env = make_env("g1-force", cfg, sims, "mjbatch", seed)
+    start = first_columns(env.observation_layout)[TORSO_FORCE_ORACLE.name]
+    obs, _ = env.reset()
+    steps = round(seconds / env.control_dt)
+    xs, fs, dones = [], [], []
+    for _ in range(steps):
+        xs.append(np.delete(obs, np.s_[start : start + 3], axis=1))
+        fs.append(obs[:, start : start + 3].copy())  # the true force, before any noise
+        step = env.step(policy(obs))
+        obs = step.obs
+        dones.append(np.asarray(step.terminated) | np.asarray(step.truncated))
+    return {
+        "obs": np.stack(xs),
+        "force": np.stack(fs),
+        "done": np.stack(dones),
+        "control_dt": env.control_dt,
+        "conditions": {
+            "engine": "mjbatch",
+            "randomized": bool(cfg.randomize),
+            "observation_noise": bool(cfg.randomize),
+            "self_collision": cfg.self_collision,
+            "foot_friction": list(cfg.randomization.friction),
+            "force_cap_n": cap_n,
+            "seed": seed,
+        },
+    }
+
+
+def windows(obs: np.ndarray, done: np.ndarray, k: int) -> np.ndarray:
+    """(T, N, k * n_obs): the last k observations at every step, oldest first; before an
+    episode's k-th step the missing ones repeat its first (as a fresh history buffer does)."""
+    t_max, n, _ = obs.shape
+    first = np.zeros((t_max, n), dtype=int)  # the index of each step's episode start
+    start = np.zeros(n, dtype=int)
+    for t in range(t_max):
+        first[t] = start
+        start = np.where(done[t], t + 1, start)
+    cols = []
+    for lag in range(k - 1, -1, -1):
+        idx = np.maximum(np.arange(t_max)[:, None] - lag, first)
+        cols.append(np.take_along_axis(obs, idx[..., None], axis=0))
+    return np.concatenate(cols, axis=2)
+
+
+def fit(x_train, y_train, x_test, y_test, seed: int, epochs: int) -> np.ndarray:
+    """Predictions on x_test of a 256-128 ELU MLP fitted to y_train (Adam, MSE)."""
+    torch.manual_seed(seed)
+    mu, sd = x_train.mean(0), x_train.std(0) + 1e-3
+    ys = y_train.std(0) + 1e-6
+    xt = torch.from_numpy(((x_train - mu) / sd).astype(np.float32))
+    yt = torch.from_numpy((y_train / ys).astype(np.float32))
+    net = nn.Sequential(nn.Linear(xt.shape[1], 256), nn.ELU(), nn.Linear(256, 128), nn.ELU(),
+                        nn.Linear(128, 3))  # fmt: skip
+    opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+    gen = torch.Generator().manual_seed(seed)
+    for _ in range(epochs):
+        for idx in torch.randperm(len(xt), generator=gen).split(1024):
+            loss = (net(xt[idx]) - yt[idx]).square().mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    with torch.no_grad():
+        pred = net(torch.from_numpy(((x_test - mu) / sd).astype(np.float32))).numpy()
+    return pred * ys
+
+
+def scores(pred: np.ndarray, truth: np.ndarray) -> dict:
+    err = pred - truth
+    var = truth.var(0)
+    return {
+        "rmse_n": float(np.sqrt(np.square(err).sum(1).mean())),
+        "rmse_per_axis_n": np.sqrt(np.square(err).mean(0)).astype(float).round(2).tolist(),
+        "r2_per_axis": (1.0 - np.square(err).mean(0) / var).astype(float).round(3).tolist(),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("teacher", type=Path, help="a checkpoint trained with actor_observes_force")
+    p.add_argument("--history", type=int, nargs="+", default=[1, 4, 10])
+    p.add_argument("--sims", type=int, default=256)
+    p.add_argument("--seconds", type=float, default=12.0)
+    p.add_argument("--cap", type=float, default=30.0, help="force cap of the schedule, N")
+    p.add_argument("--epochs", type=int, default=15)
+    p.add_argument("--seed", type=int, default=11)
+    p.add_argument("--json", type=Path)
+    a = p.parse_args(argv)
+    t0 = time.time()
+    data = collect(a.teacher, a.sims, a.seconds, a.cap, a.seed)
+    skip = round(1.0 / data["control_dt"])  # the first second: the schedule's first events
+    test = np.arange(a.sims) % 4 == 0  # a quarter of the simulations held out
+    force = data["force"][skip:]
+    report = {
+        "teacher": str(a.teacher),
+        "conditions": data["conditions"],
+        "samples": int(force.shape[0] * force.shape[1]),
+        "held_out_simulations": int(test.sum()),
+        "force_magnitude_n": {
+            "mean": float(np.linalg.norm(force, axis=2).mean()),
+            "p95": float(np.percentile(np.linalg.norm(force, axis=2), 95)),
+        },
+        "constant_guess": scores(
+            np.broadcast_to(
+                force[:, ~test].reshape(-1, 3).mean(0), force[:, test].reshape(-1, 3).shape
+            ),
+            force[:, test].reshape(-1, 3),
+        ),
+        "by_history": {},
+    }
+    for k in a.history:
+        x = windows(data["obs"], data["done"], k)[skip:]
+        pred = fit(x[:, ~test].reshape(-1, x.shape[2]), force[:, ~test].reshape(-1, 3),
+                   x[:, test].reshape(-1, x.shape[2]), force[:, test].reshape(-1, 3),
+                   a.seed, a.epochs)  # fmt: skip
+        report["by_history"][str(k)] = {
+            "seconds": k * data["control_dt"],
+            **scores(pred, force[:, test].reshape(-1, 3)),
+        }
+        print(k, report["by_history"][str(k)], flush=True)
+    report["wall_s"] = round(time.time() - t0, 1)
+    emit(report, a.json)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

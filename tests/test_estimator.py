@@ -1,0 +1,192 @@
+"""The state estimator of `ActorCritic` (`estimate_columns`) and g1-force's deployable
+`actor_estimates_force`: the estimate is regressed on the simulator's true value, the
+actor reads it without training it, the exported policy takes the task's observation
+alone (and deploys as such), and a warm start from a policy that was told the true value
+hands its weights on that input to the estimate."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+import torch
+from _g1_policy import ACTION_GROUPS, g1_metadata
+
+from simreal.cli import main
+from simreal.policies.checkpoint import load_actor_critic, load_checkpoint, resolve_checkpoint
+from simreal.policies.config import ModelConfig
+from simreal.policies.export import export_onnx
+from simreal.policies.models import ActorCritic
+from simreal.tasks import make_env
+from simreal.tasks.g1_force import G1ForceConfig
+from simreal.tasks.g1_force.env import TORSO_FORCE_ORACLE
+from simreal.training import warm_start_weights
+
+GROUPS = {"a": (0, 2), "b": (1,)}
+SMALL = ModelConfig(actor_hidden=(32,), critic_hidden=(32,), estimator_hidden=(32,))
+
+
+def synthetic(n: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """Observations (n, 6) and critic observations (n, 8) whose last two columns are a
+    fixed linear function of the observation (what the estimator can learn)."""
+    g = torch.Generator().manual_seed(seed)
+    obs = torch.randn(n, 6, generator=g)
+    hidden = obs @ torch.tensor([[2.0, 0.0], [0.0, -1.0], [1.0, 1.0], [0, 0], [0, 0], [0, 3]])
+    critic = torch.cat([obs, 10.0 + 5.0 * hidden], dim=1)
+    return obs, critic
+
+
+def test_the_estimator_learns_its_target_and_the_policy_loss_does_not_train_it():
+    model = ActorCritic(6, 8, GROUPS, SMALL, estimate_columns=[6, 7])
+    obs, critic = synthetic(4096)
+    model.update_normalizers(obs, critic)
+    # the normalizer covers the observation, then the true values of the estimate
+    torch.testing.assert_close(model.obs_normalizer.mean[6:], critic[:, 6:].mean(0))
+    # the policy's loss leaves the estimator without gradient
+    model.distribution(obs).mean.square().sum().backward()
+    assert all(p.grad is None for p in model.estimator.parameters())
+    assert model.actor.nets["a"][0].weight.grad is not None
+    opt = torch.optim.Adam(model.estimator.parameters(), lr=3e-3)
+    first = float(model.estimation_loss(obs, critic).detach())
+    for _ in range(300):
+        loss = model.estimation_loss(obs, critic)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    test_obs, test_critic = synthetic(512, seed=1)
+    assert float(model.estimation_loss(test_obs, test_critic).detach()) < 0.05 * first
+    with torch.no_grad():  # in the target's own units
+        err = model.estimate(test_obs) - test_critic[:, 6:]
+    assert float(err.abs().mean()) < 0.1 * float(test_critic[:, 6:].std())
+    # the actor reads the estimate after the normalized observation
+    with torch.no_grad():
+        x = model.actor_input(test_obs)
+    assert x.shape == (512, 8)
+    torch.testing.assert_close(x[:, :6], model.obs_normalizer.columns(test_obs, 0))
+
+
+def test_the_exported_policy_takes_the_observation_alone_and_acts_as_pytorch(tmp_path):
+    model = ActorCritic(6, 8, GROUPS, SMALL, estimate_columns=[6, 7])
+    obs, critic = synthetic(256)
+    model.update_normalizers(obs, critic)
+    model.eval()
+    path = export_onnx(model, tmp_path / "p.onnx", {"task": "test"})
+    session = ort.InferenceSession(str(path))
+    (inp,) = session.get_inputs()
+    assert inp.shape[-1] == 6
+    (out,) = session.run(None, {inp.name: obs.numpy()})
+    with torch.no_grad():
+        np.testing.assert_allclose(out, model.act_inference(obs).numpy(), atol=1e-5)
+
+
+def test_a_checkpoint_with_an_estimator_rebuilds_from_its_spec(tmp_path):
+    out = tmp_path / "runs"
+    args = ["train", "g1-force", "--envs", "4", "--steps", "200", "--out", str(out)]
+    sets = ["--set", "task.actor_estimates_force=true", "--set", "train.eval_episodes=2"]
+    assert main([*args, *sets]) == 0
+    (run,) = (out / "g1-force").iterdir()
+    ckpt = resolve_checkpoint(run)
+    spec = load_checkpoint(ckpt)["model_spec"]
+    env = make_env("g1-force", G1ForceConfig(actor_estimates_force=True), num_envs=2)
+    assert spec["estimate_columns"] == env.estimate_columns() == list(range(148, 151))
+    model = load_actor_critic(ckpt)
+    assert model.estimator is not None and model.n_obs == env.num_obs == 93
+    rows = (run / "metrics.csv").read_text().splitlines()
+    header = rows[0].split(",")
+    losses = [row.split(",")[header.index("estimation_loss")] for row in rows[1:]]
+    assert losses and all(float(v) >= 0 for v in losses)
+
+
+@pytest.fixture(scope="module")
+def oracle_run(tmp_path_factory) -> Path:
+    """A g1-force run whose actor was told the true torso force (a teacher)."""
+    out = tmp_path_factory.mktemp("oracle")
+    args = ["train", "g1-force", "--envs", "2", "--steps", "1", "--out", str(out)]
+    sets = ["--set", "task.actor_observes_force=true", "--set", "train.eval_episodes=2"]
+    assert main([*args, *sets]) == 0
+    (run,) = (out / "g1-force").iterdir()
+    return run
+
+
+def test_a_student_warm_starts_from_the_teacher_with_its_weights_on_the_true_force(oracle_run):
+    """The estimate enters the actor where the teacher read the true force: same weights,
+    same normalizer statistics, so the student acts as the teacher wherever its estimate
+    is right; the estimator itself starts untrained."""
+    cfg = G1ForceConfig(actor_estimates_force=True, randomize=False)
+    env = make_env("g1-force", cfg, num_envs=3, seed=0)
+    model_cfg = load_checkpoint(resolve_checkpoint(oracle_run))["model_cfg"]
+    ckpt, weights = warm_start_weights(oracle_run, env, model_cfg, "g1-force")
+    teacher = load_actor_critic(ckpt)
+    student = ActorCritic(
+        env.num_obs, env.num_critic_obs, env.action_groups, model_cfg, None, env.estimate_columns()
+    )
+    student.load_state_dict(weights)
+    student.eval()
+    env.reset()
+    env.external_force[:] = 0.0
+    env.external_force[:, 0] = [[-60.0, 0.0, 0.0], [0.0, 25.0, 0.0], [10.0, 0.0, -5.0]]
+    obs, critic = (torch.from_numpy(a) for a in env.observe())
+    truth = critic[:, env.estimate_columns()]
+    torch.testing.assert_close(truth, torch.from_numpy(TORSO_FORCE_ORACLE.func(env)).float())
+    with torch.no_grad():
+        told = teacher.act_inference(torch.cat([obs, truth], dim=1))
+        x = torch.cat([student.obs_normalizer.columns(obs, 0),
+                       student.obs_normalizer.columns(truth, 93)], dim=1)  # fmt: skip
+        torch.testing.assert_close(student.actor(x), told)
+    for name in ("lower", "upper"):
+        torch.testing.assert_close(
+            student.actor.nets[name][0].weight, teacher.actor.nets[name][0].weight
+        )
+    assert not torch.equal(
+        student.estimator[0].weight, torch.zeros_like(student.estimator[0].weight)
+    )
+
+
+def test_an_estimating_g1_force_policy_deploys_and_the_options_exclude_each_other(tmp_path):
+    from simreal.deploy.g1.node import load_g1_policy
+    from simreal.deploy.g1.observation import G1Observation
+
+    env = make_env("g1-force", G1ForceConfig(actor_estimates_force=True), num_envs=1)
+    plain = make_env("g1-force", G1ForceConfig(), num_envs=1)
+    assert env.observation_layout == plain.observation_layout  # what the robot measures
+    assert env.critic_observation_layout[-1] == ("torso_force_oracle", 3)
+    groups = {name: tuple(idx) for name, idx in ACTION_GROUPS.items()}
+    small = ModelConfig(actor_hidden=(16,), critic_hidden=(16,), estimator_hidden=(16,))
+    model = ActorCritic(
+        env.num_obs, env.num_critic_obs, groups, small, None, env.estimate_columns()
+    )
+    names = [list(term) for term in env.observation_layout]
+    path = export_onnx(model, tmp_path / "student.onnx", g1_metadata(observation_names=names))
+    observation = G1Observation(load_g1_policy(path))
+    assert [t.name for t in observation.terms] == [n for n, _ in plain.observation_layout]
+    with pytest.raises(ValueError, match="choose one"):
+        G1ForceConfig(actor_observes_force=True, actor_estimates_force=True).validate()
+
+
+def test_during_the_warm_up_the_actor_reads_the_truth_and_the_estimator_has_its_own_rate():
+    from simreal.policies.config import PPOConfig
+    from simreal.policies.ppo import PPO
+    from simreal.policies.storage import RolloutStorage
+
+    model = ActorCritic(6, 8, GROUPS, SMALL, estimate_columns=[6, 7])
+    obs, critic = synthetic(64)
+    model.update_normalizers(obs, critic)
+    cfg = PPOConfig(estimator_warmup_iterations=3, estimator_learning_rate=2e-3)
+    ppo = PPO(model, cfg, RolloutStorage(4, 64, 6, 8, 3, torch.device("cpu")), seed=0)
+    assert [g["lr"] for g in ppo.optimizer.param_groups] == [1e-3, 1e-3, 2e-3]
+    ppo.set_learning_rate(5e-4)  # the actor's (and critic's) schedule leaves it alone
+    assert ppo.optimizer.param_groups[2]["lr"] == 2e-3
+    truth = model.obs_normalizer.columns(critic[:, 6:], 6)
+    with torch.no_grad():
+        ppo.begin_iteration(2)
+        told = model.distribution(obs, critic).mean
+        torch.testing.assert_close(
+            told, model.actor(torch.cat([model.actor_input(obs)[:, :6], truth], 1))
+        )
+        deployed = model.act_inference(obs)  # what is exported never reads the truth
+        torch.testing.assert_close(deployed, model.distribution(obs).mean)
+        assert not torch.allclose(told, deployed)
+        ppo.begin_iteration(3)
+        torch.testing.assert_close(model.distribution(obs, critic).mean, deployed)
