@@ -11,8 +11,15 @@ K of `--history`. It reports the force's RMSE (N) and R^2 per axis beside a cons
 guess: how much of the load one observation already tells, and how much a short history
 adds.
 
-    python experiments/g1_force_estimability.py RUN/checkpoints/model_000334.pt \
-        --history 1 4 10 --json results/experiments/g1-force-estimator/estimability.json
+A teacher told the force reacts to it, so its observation carries what it was told: its
+last action (an observation term) and the posture it takes. Regressed on such data, the
+force looks easy to read, and an estimator trained that way reads nothing once the
+policy acting no longer knows the force. `--blind` has the teacher act with the force read
+as zero and `--drop last_action` hides its actions from the regressors: what remains is
+the body's own response to the load.
+
+    python experiments/g1_force_estimability.py RUN/checkpoints/model_000390.pt \
+        --blind --drop last_action --history 1 5 25 --json F
 """
 
 from __future__ import annotations
@@ -29,12 +36,22 @@ from simreal.config import apply_overrides, from_plain
 from simreal.evaluation import load_policy
 from simreal.reports import emit
 from simreal.tasks import get_task, make_env
-from simreal.tasks.g1_force.env import TORSO_FORCE_ORACLE
-from simreal.tasks.terms import first_columns
+from simreal.tasks.g1_force.env import TORSO_FORCE_ORACLE, blind_to_force
+from simreal.tasks.terms import first_columns, term_columns
 
 
-def collect(policy_path: Path, sims: int, seconds: float, cap_n: float, seed: int) -> dict:
-    """(T, N, n_obs) deployable observations, (T, N, 3) true torso forces, (T, N) alive."""
+def collect(
+    policy_path: Path,
+    sims: int,
+    seconds: float,
+    cap_n: float,
+    seed: int,
+    blind: bool,
+    sets: list[str] = (),
+) -> dict:
+    """(T, N, n_obs) deployable observations, (T, N, 3) true torso forces, (T, N) alive.
+    `blind`: the teacher acts with the true force read as zero, so that its posture does
+    not carry what it was told (see the module docstring)."""
     policy, config = load_policy(policy_path)
     spec = get_task("g1-force")
     cfg = from_plain(spec.config_cls, config["task_config"], "task.")
@@ -42,10 +59,17 @@ def collect(policy_path: Path, sims: int, seconds: float, cap_n: float, seed: in
         raise ValueError(f"{policy_path}: a teacher trained with task.actor_observes_force")
     cfg = apply_overrides(
         cfg,
-        [f"forces.cap_start_n={cap_n}", f"forces.cap_min_n={cap_n}", f"forces.cap_max_n={cap_n}"],
+        [
+            f"forces.cap_start_n={cap_n}",
+            f"forces.cap_min_n={cap_n}",
+            f"forces.cap_max_n={cap_n}",
+            *sets,
+        ],
     )
     env = make_env("g1-force", cfg, sims, "mjbatch", seed)
     start = first_columns(env.observation_layout)[TORSO_FORCE_ORACLE.name]
+    if blind:
+        policy = blind_to_force(policy, env)
     obs, _ = env.reset()
     steps = round(seconds / env.control_dt)
     xs, fs, dones = [], [], []
@@ -56,6 +80,7 @@ def collect(policy_path: Path, sims: int, seconds: float, cap_n: float, seed: in
         obs = step.obs
         dones.append(np.asarray(step.terminated) | np.asarray(step.truncated))
     return {
+        "layout": [t for t in env.observation_layout if t[0] != TORSO_FORCE_ORACLE.name],
         "obs": np.stack(xs),
         "force": np.stack(fs),
         "done": np.stack(dones),
@@ -68,13 +93,17 @@ def collect(policy_path: Path, sims: int, seconds: float, cap_n: float, seed: in
             "foot_friction": list(cfg.randomization.friction),
             "force_cap_n": cap_n,
             "seed": seed,
+            "teacher_told_the_force": not blind,
+            "task_overrides": list(sets),
         },
     }
 
 
-def windows(obs: np.ndarray, done: np.ndarray, k: int) -> np.ndarray:
+def windows(obs: np.ndarray, done: np.ndarray, k: int, pool: str = "stack") -> np.ndarray:
     """(T, N, k * n_obs): the last k observations at every step, oldest first; before an
-    episode's k-th step the missing ones repeat its first (as a fresh history buffer does)."""
+    episode's k-th step the missing ones repeat its first (as a fresh history buffer does).
+    pool="mean": (T, N, 2 * n_obs), the current observation and the mean of the last k
+    (which averages the sensors' noise out, as a low-pass filter on the robot would)."""
     t_max, n, _ = obs.shape
     first = np.zeros((t_max, n), dtype=int)  # the index of each step's episode start
     start = np.zeros(n, dtype=int)
@@ -85,6 +114,8 @@ def windows(obs: np.ndarray, done: np.ndarray, k: int) -> np.ndarray:
     for lag in range(k - 1, -1, -1):
         idx = np.maximum(np.arange(t_max)[:, None] - lag, first)
         cols.append(np.take_along_axis(obs, idx[..., None], axis=0))
+    if pool == "mean":
+        return np.concatenate([cols[-1], np.mean(cols, axis=0)], axis=2)
     return np.concatenate(cols, axis=2)
 
 
@@ -129,15 +160,42 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cap", type=float, default=30.0, help="force cap of the schedule, N")
     p.add_argument("--epochs", type=int, default=15)
     p.add_argument("--seed", type=int, default=11)
+    p.add_argument(
+        "--blind",
+        action="store_true",
+        help="the teacher acts with the true force read as zero (its posture tells nothing)",
+    )
+    p.add_argument(
+        "--drop",
+        nargs="*",
+        default=[],
+        help="observation terms the regressors do not see (e.g. last_action)",
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        help="a task config override (e.g. randomize=false, forces.active_prob=[0.8,0,0])",
+    )
+    p.add_argument(
+        "--pool",
+        choices=("stack", "mean"),
+        default="stack",
+        help="the last K observations stacked, or the current one and their mean",
+    )
     p.add_argument("--json", type=Path)
     a = p.parse_args(argv)
     t0 = time.time()
-    data = collect(a.teacher, a.sims, a.seconds, a.cap, a.seed)
+    data = collect(a.teacher, a.sims, a.seconds, a.cap, a.seed, a.blind, a.set)
+    if a.drop:
+        data["obs"] = np.delete(data["obs"], term_columns(data["layout"], a.drop), axis=2)
     skip = round(1.0 / data["control_dt"])  # the first second: the schedule's first events
     test = np.arange(a.sims) % 4 == 0  # a quarter of the simulations held out
     force = data["force"][skip:]
     report = {
         "teacher": str(a.teacher),
+        "terms_not_seen": a.drop,
+        "history_pooling": a.pool,
         "conditions": data["conditions"],
         "samples": int(force.shape[0] * force.shape[1]),
         "held_out_simulations": int(test.sum()),
@@ -154,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         "by_history": {},
     }
     for k in a.history:
-        x = windows(data["obs"], data["done"], k)[skip:]
+        x = windows(data["obs"], data["done"], k, a.pool)[skip:]
         pred = fit(x[:, ~test].reshape(-1, x.shape[2]), force[:, ~test].reshape(-1, 3),
                    x[:, test].reshape(-1, x.shape[2]), force[:, test].reshape(-1, 3),
                    a.seed, a.epochs)  # fmt: skip

@@ -28,8 +28,7 @@ from simreal.config import apply_overrides, from_plain
 from simreal.evaluation import load_policy
 from simreal.reports import emit
 from simreal.tasks import get_task, make_env
-from simreal.tasks.g1_force.env import TORSO_FORCE_ORACLE
-from simreal.tasks.terms import first_columns
+from simreal.tasks.g1_force.env import TORSO_FORCE_ORACLE, blind_to_force
 
 SECTORS = {"backward": np.pi, "left": np.pi / 2, "forward": 0.0, "right": -np.pi / 2}
 """Direction sectors (the push's azimuth in the heading frame, +-45 deg around these)."""
@@ -41,22 +40,6 @@ def sector_of(azimuth: np.ndarray) -> np.ndarray:
     centres = np.array(list(SECTORS.values()))
     gap = np.abs(np.angle(np.exp(1j * (azimuth[:, None] - centres[None]))))
     return names[np.argmin(gap, axis=1)]
-
-
-def blinded(policy, env):
-    """`policy` with the true torso force it was trained to observe
-    (`task.actor_observes_force`) read as zero: whether it uses what it is told."""
-    if not env.cfg.actor_observes_force:
-        raise ValueError("--blind: the policy's task config has no actor_observes_force")
-    start = first_columns(env.observation_layout)[TORSO_FORCE_ORACLE.name]
-    stop = start + TORSO_FORCE_ORACLE.size
-
-    def act(obs: np.ndarray) -> np.ndarray:
-        obs = obs.copy()
-        obs[:, start:stop] = 0.0
-        return policy(obs)
-
-    return act
 
 
 def force_estimator(policy_path: Path):
@@ -111,7 +94,7 @@ def wander(
     if nominal:
         env.set_friction(friction)  # training randomizes it; nominal is evaluation's
     if blind:
-        policy = blinded(policy, env)
+        policy = blind_to_force(policy, env)
     azimuth = np.linspace(-np.pi, np.pi, sims, endpoint=False)
     direction = np.stack([np.cos(azimuth), np.sin(azimuth), np.zeros(sims)], axis=1)
     obs, _ = env.reset()

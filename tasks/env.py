@@ -177,7 +177,7 @@ class TaskEnv(ABC):
         Subclasses add their robot's joint (or motor) names in hardware order, default
         positions, action scale and PD gains: a command is default + action_scale * action.
         """
-        return {
+        meta = {
             "observation_names": [list(term) for term in self.observation_layout],
             "action_groups": {name: list(idx) for name, idx in self.action_groups.items()},
             "control_dt": self.control_dt,
@@ -186,6 +186,9 @@ class TaskEnv(ABC):
             "obs_history": 0,
             "action_clip": self.action_clip,
         }
+        if self.estimate_terms:  # informative: the graph estimates them from `obs` itself
+            meta["state_estimates"] = [list(term) for term in layout(self.estimate_terms)]
+        return meta
 
     def command_from_action(self, action: np.ndarray) -> np.ndarray:
         """The low-level command (num_envs, n_joints[, fields]) that actions in [-1, 1] send

@@ -6,6 +6,7 @@ hands its weights on that input to the estimate."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -97,6 +98,21 @@ def test_a_checkpoint_with_an_estimator_rebuilds_from_its_spec(tmp_path):
     header = rows[0].split(",")
     losses = [row.split(",")[header.index("estimation_loss")] for row in rows[1:]]
     assert losses and all(float(v) >= 0 for v in losses)
+    # `simreal export` of the run: the observation alone in, the estimate named, and the
+    # deploy node takes it as any g1-force policy
+    from simreal.deploy.g1.node import load_g1_policy
+    from simreal.deploy.g1.observation import G1Observation
+    from simreal.evaluation import export_run
+
+    policy = load_g1_policy(export_run(run))
+    assert policy.metadata.n_obs == 93
+    assert json.loads(policy.raw_metadata["state_estimates"]) == [["torso_force_oracle", 3]]
+    G1Observation(policy)
+    obs = np.zeros((1, 93), dtype=np.float32)
+    with torch.no_grad():
+        np.testing.assert_allclose(
+            policy(obs), model.act_inference(torch.from_numpy(obs)).numpy(), atol=1e-5
+        )
 
 
 @pytest.fixture(scope="module")
@@ -190,3 +206,23 @@ def test_during_the_warm_up_the_actor_reads_the_truth_and_the_estimator_has_its_
         assert not torch.allclose(told, deployed)
         ppo.begin_iteration(3)
         torch.testing.assert_close(model.distribution(obs, critic).mean, deployed)
+
+
+def test_the_estimability_probe_builds_histories_within_episodes():
+    """experiments/g1_force_estimability.py: the last K observations at each step never
+    reach into the previous episode (a fresh buffer repeats the episode's first), and the
+    mean pooling averages exactly those."""
+    import importlib.util
+
+    script = Path(__file__).resolve().parents[1] / "experiments" / "g1_force_estimability.py"
+    spec = importlib.util.spec_from_file_location("g1_force_estimability", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    obs = np.arange(6, dtype=np.float32).reshape(6, 1, 1)  # one simulation, one value
+    done = np.array([False, False, True, False, False, False])[:, None]  # ends after t=2
+    stacked = module.windows(obs, done, 3)[:, 0]
+    np.testing.assert_array_equal(stacked[1], [0, 0, 1])
+    np.testing.assert_array_equal(stacked[3], [3, 3, 3])  # a new episode began at t=3
+    np.testing.assert_array_equal(stacked[5], [3, 4, 5])
+    pooled = module.windows(obs, done, 3, "mean")[:, 0]
+    np.testing.assert_allclose(pooled[4], [4, (3 + 3 + 4) / 3])

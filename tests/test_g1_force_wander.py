@@ -72,8 +72,8 @@ def test_blind_zeroes_only_the_oracle_force_and_refuses_a_policy_without_it():
 
     from simreal.tasks import make_env
     from simreal.tasks.g1_force import G1ForceConfig
+    from simreal.tasks.g1_force.env import blind_to_force as blinded
 
-    blinded = load().blinded
     env = make_env("g1-force", G1ForceConfig(actor_observes_force=True), num_envs=2, seed=0)
     seen = []
     act = blinded(lambda obs: seen.append(obs) or np.zeros((2, 29)), env)

@@ -14,13 +14,30 @@ from simreal.tasks.g1.env import G1Env
 from simreal.tasks.g1_force import rewards
 from simreal.tasks.g1_force.config import G1ForceConfig
 from simreal.tasks.g1_force.forces import ForceSchedule, sustained_directions
-from simreal.tasks.terms import ObservationTerm, layout, observe
+from simreal.tasks.terms import ObservationTerm, first_columns, layout, observe
 
 TORSO_FORCE_ORACLE = ObservationTerm(
     "torso_force_oracle", 3, lambda env: env.to_heading(env.external_force)[:, 0]
 )
 """The true external force on the torso (N, heading frame): the actor's extra input with
 `actor_observes_force` (a diagnostic; no G1 measures it)."""
+
+
+def blind_to_force(policy, env):
+    """`policy` (obs -> actions) with the true torso force it was trained to observe
+    (`actor_observes_force`) read as zero: a diagnostic of how much it leans on what it
+    is told, and a teacher whose actions carry nothing of the load."""
+    if not env.cfg.actor_observes_force:
+        raise ValueError("--blind: the policy's task config has no actor_observes_force")
+    start = first_columns(env.observation_layout)[TORSO_FORCE_ORACLE.name]
+    stop = start + TORSO_FORCE_ORACLE.size
+
+    def act(obs: np.ndarray) -> np.ndarray:
+        obs = obs.copy()
+        obs[:, start:stop] = 0.0
+        return policy(obs)
+
+    return act
 
 
 class G1ForceEnv(G1Env):
