@@ -36,7 +36,7 @@ from simreal.config import apply_overrides, from_plain
 from simreal.evaluation import load_policy
 from simreal.reports import emit
 from simreal.tasks import get_task, make_env
-from simreal.tasks.g1_force.env import TORSO_FORCE_ORACLE, blind_to_force
+from simreal.tasks.g1_force.env import COP_OFFSET, TORSO_FORCE_ORACLE, blind_to_force
 from simreal.tasks.terms import first_columns, term_columns
 
 
@@ -48,6 +48,7 @@ def collect(
     seed: int,
     blind: bool,
     sets: list[str] = (),
+    target: str = "force",
 ) -> dict:
     """(T, N, n_obs) deployable observations, (T, N, 3) true torso forces, (T, N) alive.
     `blind`: the teacher acts with the true force read as zero, so that its posture does
@@ -75,14 +76,17 @@ def collect(
     xs, fs, dones = [], [], []
     for _ in range(steps):
         xs.append(np.delete(obs, np.s_[start : start + 3], axis=1))
-        fs.append(obs[:, start : start + 3].copy())  # the true force, before any noise
+        if target == "force":  # the true force, before any noise
+            fs.append(obs[:, start : start + 3].copy())
+        else:
+            fs.append(100.0 * COP_OFFSET.func(env))  # cm
         step = env.step(policy(obs))
         obs = step.obs
         dones.append(np.asarray(step.terminated) | np.asarray(step.truncated))
     return {
         "layout": [t for t in env.observation_layout if t[0] != TORSO_FORCE_ORACLE.name],
         "obs": np.stack(xs),
-        "force": np.stack(fs),
+        "target": np.stack(fs),
         "done": np.stack(dones),
         "control_dt": env.control_dt,
         "conditions": {
@@ -127,7 +131,7 @@ def fit(x_train, y_train, x_test, y_test, seed: int, epochs: int) -> np.ndarray:
     xt = torch.from_numpy(((x_train - mu) / sd).astype(np.float32))
     yt = torch.from_numpy((y_train / ys).astype(np.float32))
     net = nn.Sequential(nn.Linear(xt.shape[1], 256), nn.ELU(), nn.Linear(256, 128), nn.ELU(),
-                        nn.Linear(128, 3))  # fmt: skip
+                        nn.Linear(128, y_train.shape[1]))  # fmt: skip
     opt = torch.optim.Adam(net.parameters(), lr=1e-3)
     gen = torch.Generator().manual_seed(seed)
     for _ in range(epochs):
@@ -141,12 +145,12 @@ def fit(x_train, y_train, x_test, y_test, seed: int, epochs: int) -> np.ndarray:
     return pred * ys
 
 
-def scores(pred: np.ndarray, truth: np.ndarray) -> dict:
+def scores(pred: np.ndarray, truth: np.ndarray, unit: str = "n") -> dict:
     err = pred - truth
     var = truth.var(0)
     return {
-        "rmse_n": float(np.sqrt(np.square(err).sum(1).mean())),
-        "rmse_per_axis_n": np.sqrt(np.square(err).mean(0)).astype(float).round(2).tolist(),
+        f"rmse_{unit}": float(np.sqrt(np.square(err).sum(1).mean())),
+        f"rmse_per_axis_{unit}": np.sqrt(np.square(err).mean(0)).astype(float).round(2).tolist(),
         "r2_per_axis": (1.0 - np.square(err).mean(0) / var).astype(float).round(3).tolist(),
     }
 
@@ -183,42 +187,46 @@ def main(argv: list[str] | None = None) -> int:
         default="stack",
         help="the last K observations stacked, or the current one and their mean",
     )
+    p.add_argument(
+        "--target",
+        choices=("force", "cop"),
+        default="force",
+        help="the true torso force (N) or the quasi-static centre of pressure's offset (cm)",
+    )
     p.add_argument("--json", type=Path)
     a = p.parse_args(argv)
     t0 = time.time()
-    data = collect(a.teacher, a.sims, a.seconds, a.cap, a.seed, a.blind, a.set)
+    data = collect(a.teacher, a.sims, a.seconds, a.cap, a.seed, a.blind, a.set, a.target)
     if a.drop:
         data["obs"] = np.delete(data["obs"], term_columns(data["layout"], a.drop), axis=2)
     skip = round(1.0 / data["control_dt"])  # the first second: the schedule's first events
     test = np.arange(a.sims) % 4 == 0  # a quarter of the simulations held out
-    force = data["force"][skip:]
+    y = data["target"][skip:]
+    d, unit = y.shape[2], "n" if a.target == "force" else "cm"
+    train, held = y[:, ~test].reshape(-1, d), y[:, test].reshape(-1, d)
+    magnitude = np.linalg.norm(y, axis=2)
     report = {
         "teacher": str(a.teacher),
         "terms_not_seen": a.drop,
         "history_pooling": a.pool,
+        "target": {"force": "torso force, N", "cop": "quasi-static CoP offset, cm"}[a.target],
         "conditions": data["conditions"],
-        "samples": int(force.shape[0] * force.shape[1]),
+        "samples": int(y.shape[0] * y.shape[1]),
         "held_out_simulations": int(test.sum()),
-        "force_magnitude_n": {
-            "mean": float(np.linalg.norm(force, axis=2).mean()),
-            "p95": float(np.percentile(np.linalg.norm(force, axis=2), 95)),
+        f"{'force' if a.target == 'force' else 'cop_offset'}_magnitude_{unit}": {
+            "mean": float(magnitude.mean()),
+            "p95": float(np.percentile(magnitude, 95)),
         },
-        "constant_guess": scores(
-            np.broadcast_to(
-                force[:, ~test].reshape(-1, 3).mean(0), force[:, test].reshape(-1, 3).shape
-            ),
-            force[:, test].reshape(-1, 3),
-        ),
+        "constant_guess": scores(np.broadcast_to(train.mean(0), held.shape), held, unit),
         "by_history": {},
     }
     for k in a.history:
         x = windows(data["obs"], data["done"], k, a.pool)[skip:]
-        pred = fit(x[:, ~test].reshape(-1, x.shape[2]), force[:, ~test].reshape(-1, 3),
-                   x[:, test].reshape(-1, x.shape[2]), force[:, test].reshape(-1, 3),
-                   a.seed, a.epochs)  # fmt: skip
+        pred = fit(x[:, ~test].reshape(-1, x.shape[2]), train,
+                   x[:, test].reshape(-1, x.shape[2]), held, a.seed, a.epochs)  # fmt: skip
         report["by_history"][str(k)] = {
             "seconds": k * data["control_dt"],
-            **scores(pred, force[:, test].reshape(-1, 3)),
+            **scores(pred, held, unit),
         }
         print(k, report["by_history"][str(k)], flush=True)
     report["wall_s"] = round(time.time() - t0, 1)

@@ -75,6 +75,7 @@ def wander(
     seed: int,
     zero_action: bool = False,
     blind: bool = False,
+    overrides: list[str] = (),
 ) -> dict:
     policy, config = load_policy(policy_path)
     if zero_action:  # the PD loop holding the default pose, no policy
@@ -88,6 +89,7 @@ def wander(
         "forces.hold_drift_ends_episode=false",
         "forces.frame=heading",
         f"randomize={str(not nominal).lower()}",
+        *overrides,
     ]
     cfg = apply_overrides(cfg, sets)
     env = make_env("g1-force", cfg, sims, "mjbatch", seed)
@@ -158,6 +160,7 @@ def wander(
             "seconds": seconds,
             "ramp_s": ramp_s,
             "seed": seed,
+            "task_overrides": list(overrides),
             "engine": "mjbatch",
             "self_collision": cfg.self_collision,
             "foot_friction": friction if nominal else list(cfg.randomization.friction),
@@ -190,6 +193,13 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="zero the true torso force a diagnostic policy observes (actor_observes_force)",
     )
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        help="a task config override on top of the checkpoint's (e.g. "
+        "randomization.push_vel_m_s=0.0 where its training had random pushes)",
+    )
     p.add_argument("--json", type=Path)
     a = p.parse_args(argv)
     if a.force < 0 or a.sims < 4 or a.seconds <= a.ramp or not 0 < a.friction <= 2:
@@ -205,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         a.seed,
         a.zero_action,
         a.blind,
+        a.set,
     )
     emit(report, a.json)
     return 0

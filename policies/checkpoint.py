@@ -185,6 +185,9 @@ def resolve_checkpoint(path: Path) -> Path:
     raise FileNotFoundError(f"{path}: no such run directory or checkpoint")
 
 
+NEW_TERMS_COUNT = 1e4
+"""The normalizer's sample count after a warm start that adds observation terms."""
+
 ESTIMATOR = "estimator."
 """The state estimator's parameters (`ActorCritic.estimator`)."""
 
@@ -255,6 +258,15 @@ def warm_start_state(
                 f"layer {key!r}: source shape {tuple(old.shape)}, new model "
                 f"{tuple(new.shape)}; only the observation's terms may differ"
             )
+    for critic, normalizer in ((False, "obs_normalizer"), (True, "critic_obs_normalizer")):
+        # New columns start at mean 0, variance 1; with the source's sample count they
+        # would hardly move (each step weighs its batch by batch / count, and a long run's
+        # count is tens of millions): restart the count, so that they take their own
+        # statistics within an iteration or two while the kept columns, fed the same
+        # quantities, stay where they were.
+        if (maps[critic] < 0).any() and f"{normalizer}.count" in out:
+            count = out[f"{normalizer}.count"]
+            out[f"{normalizer}.count"] = count.clamp(max=NEW_TERMS_COUNT)
     for key in remapped_weights:  # what the dropped inputs fed the layer at 0, into its bias
         critic = key.startswith("critic")
         normalizer = "critic_obs_normalizer" if critic else "obs_normalizer"

@@ -226,3 +226,49 @@ def test_the_estimability_probe_builds_histories_within_episodes():
     np.testing.assert_array_equal(stacked[5], [3, 4, 5])
     pooled = module.windows(obs, done, 3, "mean")[:, 0]
     np.testing.assert_allclose(pooled[4], [4, (3 + 3 + 4) / 3])
+
+
+def test_the_cop_offset_target_moves_behind_under_a_backward_push():
+    """`actor_estimates_cop`'s target: the quasi-static centre of pressure from the middle
+    of the soles, heading frame; a backward push F at height h moves it F h / (m g) back."""
+    from simreal.tasks.g1.fat2 import GRAVITY
+    from simreal.tasks.g1_force.env import COP_OFFSET
+
+    cfg = G1ForceConfig(actor_estimates_cop=True, randomize=False)
+    env = make_env("g1-force", cfg, num_envs=2, seed=0)
+    assert env.critic_observation_layout[-1] == ("cop_offset", 2)
+    assert env.estimate_columns() == [148, 149] and env.num_obs == 93
+    env.reset()
+    env.external_force[:] = 0.0
+    _, critic = env.observe()
+    unloaded = COP_OFFSET.func(env)
+    np.testing.assert_allclose(critic[:, -2:], unloaded, atol=1e-6)
+    assert np.abs(unloaded).max() < 0.05  # standing: the CoM over the middle of the soles
+    backward = -env.heading_rot()[:, :, 0] * 60.0  # 60 N along the robot's -x, world frame
+    env.external_force[:, 0] = backward
+    height = env.load_points()[:, 0, 2] - env.foot_pos[..., 2].mean(axis=1)
+    shift = COP_OFFSET.func(env) - unloaded
+    np.testing.assert_allclose(shift[:, 0], -60.0 * height / (env.mass * GRAVITY), rtol=1e-6)
+    np.testing.assert_allclose(shift[:, 1], 0.0, atol=1e-9)
+
+
+def test_a_warm_start_that_adds_terms_restarts_the_normalizer_count():
+    """New columns start at mean 0, variance 1; the source's count would freeze them
+    there, so a warm start that adds terms restarts it (and one that adds none keeps it)."""
+    from simreal.policies.checkpoint import NEW_TERMS_COUNT, warm_start_state
+
+    source = ActorCritic(6, 8, GROUPS, SMALL)
+    obs, critic = synthetic(64)
+    source.update_normalizers(obs, critic)
+    state = source.state_dict()
+    state["obs_normalizer.count"].fill_(1e7)
+    state["critic_obs_normalizer.count"].fill_(1e7)
+    student = ActorCritic(6, 8, GROUPS, SMALL, estimate_columns=[6, 7])
+    cols = ([0, 1, 2, 3, 4, 5, -1, -1], list(range(8)))
+    out = warm_start_state(student.state_dict(), state, (6, 8), (8, 8), cols)
+    assert float(out["obs_normalizer.count"]) == NEW_TERMS_COUNT
+    assert float(out["critic_obs_normalizer.count"]) == 1e7  # the critic's kept every term
+    torch.testing.assert_close(out["obs_normalizer.mean"][:6], state["obs_normalizer.mean"])
+    assert (out["obs_normalizer.var"][6:] == 1).all()
+    same = warm_start_state(source.state_dict(), state, (6, 6), (8, 8))
+    assert float(same["obs_normalizer.count"]) == 1e7

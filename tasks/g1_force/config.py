@@ -193,6 +193,13 @@ class G1ForceConfig(G1Config):
     Trained concurrently with the policy (`ppo.estimation_coef`); the exported policy
     takes the task's observation alone, so it deploys as any g1-force policy."""
 
+    actor_estimates_cop: bool = False
+    """Likewise for `COP_OFFSET`: the quasi-static centre of pressure of the robot's
+    posture under its loads, from the middle of its soles (what a steady push and the
+    body's own randomized mass ask of the ankles together; more readable from the
+    observation than the force alone, finding 9). With `actor_estimates_force` too the
+    actor reads both estimates."""
+
     def validate(self) -> None:
         super().validate()
         if self.actor_observes_force and self.actor_estimates_force:

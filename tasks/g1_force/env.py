@@ -40,6 +40,31 @@ def blind_to_force(policy, env):
     return act
 
 
+COP_OFFSET = ObservationTerm("cop_offset", 2, lambda env: cop_offset(env))
+"""Where the ground must push for the robot, held still, to balance gravity and every
+external force (the quasi-static centre of pressure, its own randomized mass and CoM
+included), from the middle of the soles (m, heading frame): what a steady push and a
+shifted body ask of the ankles together, which they feel as one torque. A target of
+`actor_estimates_cop`."""
+
+
+def cop_offset(env) -> np.ndarray:
+    """(N, 2) `COP_OFFSET` of a G1ForceEnv."""
+    cop, centre = rewards.posture_cop(env)
+    offset = np.zeros((env.num_sims, 3))
+    offset[:, :2] = cop - centre
+    return env.to_heading(offset)[:, :2]
+
+
+def estimated_terms(cfg: G1ForceConfig) -> tuple[ObservationTerm, ...]:
+    """The privileged quantities the actor estimates under `cfg`."""
+    chosen = (
+        (TORSO_FORCE_ORACLE, cfg.actor_estimates_force),
+        (COP_OFFSET, cfg.actor_estimates_cop),
+    )
+    return tuple(term for term, on in chosen if on)
+
+
 class G1ForceEnv(G1Env):
     """`g1-force`: random forces on torso and hands (ForceSchedule) with a fall-rate
     curriculum on their cap; evaluation pushes the torso backward, harder in each
@@ -73,33 +98,31 @@ class G1ForceEnv(G1Env):
         if cfg.actor_observes_force:
             self.policy_terms = (*self.policy_terms, TORSO_FORCE_ORACLE)
             self.observation_layout = layout(self.policy_terms)
-        if cfg.actor_estimates_force:
-            self.estimate_terms = (TORSO_FORCE_ORACLE,)
-            self.critic_observation_layout = self.critic_observation_layout + layout(
-                self.estimate_terms
-            )
+        self.estimate_terms = estimated_terms(cfg)
+        self.critic_observation_layout = self.critic_observation_layout + layout(
+            self.estimate_terms
+        )
 
     @classmethod
     def input_layouts(cls, cfg: G1ForceConfig) -> tuple[tuple, tuple]:
         """The class's layouts with the true torso force appended to the actor's input
-        (`actor_observes_force`, or the estimate of `actor_estimates_force`, which also
-        appends it to the critic's observation as the estimator's target)."""
+        (`actor_observes_force`), and any estimated quantities (`actor_estimates_force`,
+        `actor_estimates_cop`) to both: the actor reads their estimates, the critic's
+        observation carries their true values as the estimator's targets."""
         actor, critic = super().input_layouts(cfg)
-        force = layout((TORSO_FORCE_ORACLE,))
-        if cfg.actor_observes_force or cfg.actor_estimates_force:
-            actor = actor + force
-        if cfg.actor_estimates_force:
-            critic = critic + force
-        return actor, critic
+        if cfg.actor_observes_force:
+            actor = actor + layout((TORSO_FORCE_ORACLE,))
+        estimates = layout(estimated_terms(cfg))
+        return actor + estimates, critic + estimates
 
     def observe(self) -> tuple[np.ndarray, np.ndarray]:
         obs, critic = super().observe()
-        if self.cfg.actor_observes_force or self.cfg.actor_estimates_force:
+        if self.cfg.actor_observes_force:  # appended: the critic's input is unchanged
             oracle = observe((TORSO_FORCE_ORACLE,), self).astype(obs.dtype)
-            if self.cfg.actor_observes_force:  # appended: the critic's input is unchanged
-                obs = np.concatenate([obs, oracle], axis=1)
-            else:  # the estimator's target, after the critic's own terms
-                critic = np.concatenate([critic, oracle], axis=1)
+            obs = np.concatenate([obs, oracle], axis=1)
+        if self.estimate_terms:  # the estimator's targets, after the critic's own terms
+            truth = observe(self.estimate_terms, self).astype(critic.dtype)
+            critic = np.concatenate([critic, truth], axis=1)
         return obs, critic
 
     def robot_com(self) -> np.ndarray:

@@ -112,13 +112,20 @@ def hold_heading_term(env) -> np.ndarray:
     return hold_heading(world_ang_vel(env), env.cfg.hold_heading_sigma_rad_s)
 
 
-def cop_support_term(env) -> np.ndarray:
+def posture_cop(env) -> tuple[np.ndarray, np.ndarray]:
+    """(N, 2) the quasi-static CoP of a G1ForceEnv's posture under its loads and (N, 2)
+    the middle of its soles, world frame (m)."""
     ground_z = env.foot_pos[..., 2].mean(axis=1)
     cop = quasi_static_cop(
         env.robot_com(), env.mass, env.external_force, env.load_points(), ground_z
     )
+    return cop, env.foot_pos[..., :2].mean(axis=1)
+
+
+def cop_support_term(env) -> np.ndarray:
+    cop, centre = posture_cop(env)
     both_down = env.foot_contact().min(axis=1)
-    return cop_support(cop, env.foot_pos[..., :2].mean(axis=1), both_down, env.cfg.cop_sigma_m)
+    return cop_support(cop, centre, both_down, env.cfg.cop_sigma_m)
 
 
 REWARDS: tuple[RewardTerm, ...] = (
