@@ -4,7 +4,8 @@ Comparing two runs (a decoupled and a coupled actor, two seeds) by their wall ti
 in whatever else the machine ran; by env steps it does not. For each run's metrics.csv
 (a run directory or the file) and each mark of `--steps` (millions), this prints the
 mean of each `--columns` over the rows whose env_steps lie within `--window` million
-steps before the mark (empty where a run has not got that far).
+steps before the mark (empty where a run has not got that far or does not log the
+column, e.g. one that predates it).
 
     python experiments/curves_at_steps.py results/experiments/g1-walk-run1 \\
         runs/g1walk-coupled/g1-walk/RUN --steps 2 4 8 --columns train_return \\
@@ -43,9 +44,7 @@ def at_steps(
             continue
         values = {}
         for column in columns:
-            if column not in inside[0]:
-                raise KeyError(f"no column {column!r} in metrics.csv")
-            v = [float(r[column]) for r in inside if r[column] not in ("", None)]
+            v = [float(r[column]) for r in inside if r.get(column) not in ("", None)]
             values[column] = float(np.mean(v)) if v else None
         out[str(mark)] = values
     return out
@@ -61,9 +60,14 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     if a.window <= 0:
         p.error("--window must be positive")
+    rows = {str(run): rows_of(run) for run in a.runs}
+    known = {column for run_rows in rows.values() for column in (run_rows[0] if run_rows else {})}
+    unknown = [column for column in a.columns if column not in known]
+    if unknown:
+        p.error(f"no run's metrics.csv has the columns {unknown}")
     report = {
         "window_million_steps": a.window,
-        "runs": {str(run): at_steps(rows_of(run), a.steps, a.columns, a.window) for run in a.runs},
+        "runs": {run: at_steps(r, a.steps, a.columns, a.window) for run, r in rows.items()},
     }
     emit(report, a.json)
     return 0
