@@ -13,8 +13,10 @@ ramp ended, and the falls. `--force 0` measures the policy's wander with no load
 
 `--blind` zeroes the true torso force a diagnostic policy observes (g1-force's
 `task.actor_observes_force`), to see how much it leans on it. A checkpoint that estimates
-the force (`task.actor_estimates_force`) also gets `force_estimate`: the estimate's RMSE
-against the true force over the hold, and its mean component along the push.
+a quantity (`task.actor_estimates_force`, `actor_estimates_cop`) also gets `estimates`:
+per quantity, the estimate's RMSE against the truth over the hold, and the mean of
+estimate and truth along the push (reports before 2026-11-29 called the force's
+`force_estimate`, in N).
 """
 
 from __future__ import annotations
@@ -28,7 +30,10 @@ from simreal.config import apply_overrides, from_plain
 from simreal.evaluation import load_policy
 from simreal.reports import emit
 from simreal.tasks import get_task, make_env
-from simreal.tasks.g1_force.env import TORSO_FORCE_ORACLE, blind_to_force
+from simreal.tasks.g1_force.env import blind_to_force
+
+ESTIMATE_UNITS = {"torso_force_oracle": ("N", 1.0), "cop_offset": ("cm", 100.0)}
+"""How `estimates` reports each estimated quantity: unit, and its factor from SI."""
 
 SECTORS = {"backward": np.pi, "left": np.pi / 2, "forward": 0.0, "right": -np.pi / 2}
 """Direction sectors (the push's azimuth in the heading frame, +-45 deg around these)."""
@@ -42,9 +47,9 @@ def sector_of(azimuth: np.ndarray) -> np.ndarray:
     return names[np.argmin(gap, axis=1)]
 
 
-def force_estimator(policy_path: Path):
-    """The checkpoint's model where it estimates the torso force (g1-force's
-    `actor_estimates_force`), else None."""
+def state_estimator(policy_path: Path):
+    """The checkpoint's model where it has a state estimator (g1-force's
+    `actor_estimates_force` / `actor_estimates_cop`), else None."""
     if policy_path.suffix != ".pt":
         return None
     from simreal.policies.checkpoint import load_actor_critic
@@ -53,15 +58,33 @@ def force_estimator(policy_path: Path):
     return model if model.estimator is not None else None
 
 
-def estimate_error(model, obs: np.ndarray, env, direction: np.ndarray):
-    """(N, 3) the estimate's error against the true torso force (N, heading frame) and
-    (N,) the estimate's component along each simulation's push direction."""
+def estimates_and_truth(model, obs: np.ndarray, env) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """{term: ((N, size) the estimate, (N, size) the true value)} for each quantity the
+    model estimates (`env.estimate_terms`, in the model's order; heading frame)."""
     import torch
 
     with torch.inference_mode():
         estimate = model.estimate(torch.from_numpy(obs)).numpy()
-    truth = TORSO_FORCE_ORACLE.func(env)
-    return estimate - truth, np.einsum("ij,ij->i", estimate, direction)
+    out, col = {}, 0
+    for term in env.estimate_terms:
+        out[term.name] = (estimate[:, col : col + term.size], term.func(env))
+        col += term.size
+    return out
+
+
+def estimate_report(rows: list[tuple[np.ndarray, np.ndarray, np.ndarray]], scale: float):
+    """From (estimate, truth, push direction) rows: the estimate's RMSE and the mean
+    (p10-p90) of estimate and truth along the push's horizontal direction, in the
+    quantity's units times `scale`."""
+    est, truth, d = (np.concatenate(part) for part in zip(*rows, strict=True))
+    est, truth = est * scale, truth * scale
+    along = np.einsum("ij,ij->i", est[:, :2], d[:, :2])
+    return {
+        "rmse": float(np.sqrt(np.mean(np.square(est - truth).sum(axis=1)))),
+        "along_push_mean": float(along.mean()),
+        "along_push_p10_p90": np.percentile(along, [10, 90]).round(2).tolist(),
+        "truth_along_push_mean": float(np.einsum("ij,ij->i", truth[:, :2], d[:, :2]).mean()),
+    }
 
 
 def wander(
@@ -112,13 +135,12 @@ def wander(
     start_xy = None
     drift, fell, up = np.zeros(sims), np.zeros(sims, dtype=bool), np.ones(sims, dtype=bool)
     applied = 0.0
-    estimator = force_estimator(policy_path)
-    errors, along = [], []  # the estimate's error and its component along the push (held)
+    estimator = state_estimator(policy_path)
+    held: dict[str, list] = {}  # per estimated term: (estimate, truth, direction) while held
     for k in range(steps):
         if estimator is not None and k >= ramp_steps and up.any():
-            error, share = estimate_error(estimator, obs, env, direction)
-            errors.append(error[up])
-            along.append(share[up])
+            for name, (est, truth) in estimates_and_truth(estimator, obs, env).items():
+                held.setdefault(name, []).append((est[up], truth[up], direction[up]))
         step = env.step(policy(obs))
         obs = step.obs
         applied = max(applied, float(np.linalg.norm(env.external_force[:, 0], axis=1).max()))
@@ -140,18 +162,15 @@ def wander(
             "drift_median_m": float(np.median(d)) if d.size else None,
             "drift_over_0.5m": int((d > 0.5).sum()),
         }
-    estimate = None
-    if errors:
-        errors, along = np.concatenate(errors), np.concatenate(along)
-        estimate = {
-            "rmse_n": float(np.sqrt(np.mean(np.square(errors).sum(axis=1)))),
-            "along_push_mean_n": float(along.mean()),
-            "along_push_p10_p90_n": np.percentile(along, [10, 90]).round(2).tolist(),
-        }
+    units = {name: ESTIMATE_UNITS.get(name, ("", 1.0)) for name in held}
+    estimates = {
+        f"{name} ({units[name][0]})": estimate_report(rows, units[name][1])
+        for name, rows in held.items()
+    }
     return {
         "policy": str(policy_path),
         "force_n": force_n,
-        "force_estimate": estimate,
+        "estimates": estimates or None,
         "zero_action": zero_action,
         "oracle_force_zeroed": blind,
         "largest_torso_force_applied_n": applied,

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "experiments" / "g1_force_wander.py"
@@ -85,3 +86,26 @@ def test_blind_zeroes_only_the_oracle_force_and_refuses_a_policy_without_it():
     plain = make_env("g1-force", G1ForceConfig(), num_envs=2, seed=0)
     with pytest.raises(ValueError, match="actor_observes_force"):
         blinded(lambda obs: obs, plain)
+
+
+def test_a_wander_run_reports_what_an_estimating_policy_estimates(tmp_path):
+    """For a checkpoint with a state estimator, `estimates` holds per quantity the
+    estimate's error and, along the push, estimate and truth (the force: the push)."""
+    from simreal.cli import main
+
+    out = tmp_path / "runs"
+    args = ["train", "g1-force", "--envs", "4", "--steps", "100", "--out", str(out)]
+    sets = ["--set", "task.actor_estimates_force=true", "--set", "task.actor_estimates_cop=true"]
+    assert main([*args, *sets, "--set", "train.eval_episodes=2"]) == 0
+    (run,) = (out / "g1-force").iterdir()
+    (ckpt,) = sorted((run / "checkpoints").glob("model_*.pt"))[-1:]
+    report = load().wander(ckpt, 15.0, 4, 1.5, 0.5, True, 0.7, 0)
+    force, cop = (
+        report["estimates"]["torso_force_oracle (N)"],
+        report["estimates"]["cop_offset (cm)"],
+    )
+    assert force["truth_along_push_mean"] == pytest.approx(
+        15.0, abs=0.2
+    )  # held at 15 N (turned each step)
+    assert force["rmse"] >= 0 and cop["rmse"] >= 0
+    assert cop["truth_along_push_mean"] > 0  # a push moves the centre of pressure its way
