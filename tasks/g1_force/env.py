@@ -40,20 +40,20 @@ def blind_to_force(policy, env):
     return act
 
 
-COP_OFFSET = ObservationTerm("cop_offset", 2, lambda env: cop_offset(env))
-"""Where the ground must push for the robot, held still, to balance gravity and every
-external force (the quasi-static centre of pressure, its own randomized mass and CoM
-included), from the middle of the soles (m, heading frame): what a steady push and a
-shifted body ask of the ankles together, which they feel as one torque. A target of
-`actor_estimates_cop`."""
-
-
 def cop_offset(env) -> np.ndarray:
     """(N, 2) `COP_OFFSET` of a G1ForceEnv."""
     cop, centre = rewards.posture_cop(env)
     offset = np.zeros((env.num_sims, 3))
     offset[:, :2] = cop - centre
     return env.to_heading(offset)[:, :2]
+
+
+COP_OFFSET = ObservationTerm("cop_offset", 2, cop_offset)
+"""Where the ground must push for the robot, held still, to balance gravity and every
+external force (the quasi-static centre of pressure, its own randomized mass and CoM
+included), from the middle of the soles (m, heading frame): what a steady push and a
+shifted body ask of the ankles together, which they feel as one torque. A target of
+`actor_estimates_cop`."""
 
 
 def estimated_terms(cfg: G1ForceConfig) -> tuple[ObservationTerm, ...]:
