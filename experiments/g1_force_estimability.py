@@ -73,9 +73,10 @@ def collect(
         policy = blind_to_force(policy, env)
     obs, _ = env.reset()
     steps = round(seconds / env.control_dt)
-    xs, fs, dones = [], [], []
+    xs, taus, fs, dones = [], [], [], []
     for _ in range(steps):
         xs.append(np.delete(obs, np.s_[start : start + 3], axis=1))
+        taus.append(env.joint_torque())  # what the motors apply now: the robot's tau_est
         if target == "force":  # the true force, before any noise
             fs.append(obs[:, start : start + 3].copy())
         else:
@@ -86,6 +87,7 @@ def collect(
     return {
         "layout": [t for t in env.observation_layout if t[0] != TORSO_FORCE_ORACLE.name],
         "obs": np.stack(xs),
+        "joint_torque": np.stack(taus),
         "target": np.stack(fs),
         "done": np.stack(dones),
         "control_dt": env.control_dt,
@@ -101,6 +103,15 @@ def collect(
             "task_overrides": list(sets),
         },
     }
+
+
+def measured_torque(tau: np.ndarray, noise: float, gain_error: float, seed: int) -> np.ndarray:
+    """(T, N, 29) torques as a motor's current reading gives them: a per-simulation,
+    per-joint gain error (the torque constant, uniform within +-gain_error) and white
+    noise (N m)."""
+    rng = np.random.default_rng(seed + 1)
+    gain = 1.0 + rng.uniform(-gain_error, gain_error, tau.shape[1:])
+    return tau * gain + noise * rng.standard_normal(tau.shape)
 
 
 def windows(obs: np.ndarray, done: np.ndarray, k: int, pool: str = "stack") -> np.ndarray:
@@ -193,12 +204,22 @@ def main(argv: list[str] | None = None) -> int:
         default="force",
         help="the true torso force (N) or the quasi-static centre of pressure's offset (cm)",
     )
+    p.add_argument(
+        "--torque-noise",
+        type=float,
+        default=None,
+        help="also give the regressors the motors' torques (the robot's tau_est), with this "
+        "white noise (N m) and a per-joint gain error of --torque-gain-error",
+    )
+    p.add_argument("--torque-gain-error", type=float, default=0.0)
     p.add_argument("--json", type=Path)
     a = p.parse_args(argv)
     t0 = time.time()
     data = collect(a.teacher, a.sims, a.seconds, a.cap, a.seed, a.blind, a.set, a.target)
     if a.drop:
         data["obs"] = np.delete(data["obs"], term_columns(data["layout"], a.drop), axis=2)
+    if a.torque_noise is not None:
+        data["obs"] = np.concatenate([data["obs"], measured_torque(data["joint_torque"], a.torque_noise, a.torque_gain_error, a.seed)], axis=2)  # fmt: skip
     skip = round(1.0 / data["control_dt"])  # the first second: the schedule's first events
     test = np.arange(a.sims) % 4 == 0  # a quarter of the simulations held out
     y = data["target"][skip:]
@@ -208,6 +229,9 @@ def main(argv: list[str] | None = None) -> int:
     report = {
         "teacher": str(a.teacher),
         "terms_not_seen": a.drop,
+        "joint_torque_seen": None
+        if a.torque_noise is None
+        else {"noise_n_m": a.torque_noise, "gain_error": a.torque_gain_error},
         "history_pooling": a.pool,
         "target": {"force": "torso force, N", "cop": "quasi-static CoP offset, cm"}[a.target],
         "conditions": data["conditions"],

@@ -176,7 +176,7 @@ class PPO:
             for b in self.storage.minibatches(cfg.num_minibatches, self.generator)
         )
         for b in batches:
-            dist = self.model.distribution(b.obs, b.critic_obs)
+            dist, estimate = self.model.distribution_and_estimate(b.obs, b.critic_obs)
             values = self.model.value(b.critic_obs)
             entropy = dist.entropy().sum(-1).mean()
             kl = self._kl(b.old_mean, b.old_std, dist.mean, dist.stddev)
@@ -193,7 +193,7 @@ class PPO:
                 imitation_loss = (dist.mean - b.expert).square().sum(-1).mean()
                 loss = loss + imitation * imitation_loss
             if estimates:
-                estimation_loss = self.model.estimation_loss(b.obs, b.critic_obs)
+                estimation_loss = self.model.estimation_loss(b.obs, b.critic_obs, estimate)
                 loss = loss + cfg.estimation_coef * estimation_loss
             self.optimizer.zero_grad()
             loss.backward()

@@ -272,3 +272,61 @@ def test_a_warm_start_that_adds_terms_restarts_the_normalizer_count():
     assert (out["obs_normalizer.var"][6:] == 1).all()
     same = warm_start_state(source.state_dict(), state, (6, 6), (8, 8))
     assert float(same["obs_normalizer.count"]) == 1e7
+
+
+def test_a_teacher_told_the_force_is_g1_forces_expert_for_a_blind_student(oracle_run, tmp_path):
+    """`task.teacher`: the expert action is the teacher's policy on the student's own
+    (noisy) observation with the true torso force appended; a DAgger run distils it, and
+    the student then evaluates without the teacher's file."""
+    (teacher_ckpt,) = sorted((oracle_run / "checkpoints").glob("model_*.pt"))[-1:]
+    cfg = G1ForceConfig(teacher=str(teacher_ckpt))
+    env = make_env("g1-force", cfg, num_envs=3, seed=0)
+    obs, _ = env.reset()
+    env.step(np.zeros((3, 29)))
+    env.external_force[:, 0] = [[-60.0, 0.0, 0.0], [0.0, 25.0, 0.0], [10.0, 0.0, -5.0]]
+    obs, _ = env.observe()
+    teacher = load_actor_critic(teacher_ckpt)
+    told = np.concatenate([obs, TORSO_FORCE_ORACLE.func(env).astype(np.float32)], axis=1)
+    with torch.no_grad():
+        want = teacher.act_inference(torch.from_numpy(told)).numpy()
+    np.testing.assert_allclose(env.expert_action(), want, atol=1e-6)
+    # the force matters to the teacher: the same observation without it acts otherwise
+    told[:, -3:] = 0.0
+    with torch.no_grad():
+        blind = teacher.act_inference(torch.from_numpy(told)).numpy()
+    assert np.abs(blind - want).max() > 1e-4
+
+    out = tmp_path / "student"
+    sets = ["--set", f"task.teacher={teacher_ckpt}", "--set", "train.algorithm=dagger",
+            "--set", "train.eval_episodes=2"]  # fmt: skip
+    args = ["train", "g1-force", "--envs", "2", "--steps", "1", "--out", str(out)]
+    assert main([*args, "--init-from", str(teacher_ckpt), *sets]) == 0
+    (student,) = (out / "g1-force").iterdir()
+    moved = tmp_path / "teacher_moved.pt"
+    teacher_ckpt.rename(moved)
+    try:
+        report = tmp_path / "eval.json"
+        assert main(["eval", str(student), "--episodes", "1", "--json", str(report)]) == 0
+        assert "fall_rate" in json.loads(report.read_text())
+    finally:
+        moved.rename(teacher_ckpt)
+    # a policy that was not told the force cannot teach
+    (student_ckpt,) = sorted((student / "checkpoints").glob("model_*.pt"))[-1:]
+    env = make_env("g1-force", G1ForceConfig(teacher=str(student_ckpt)), num_envs=1, seed=0)
+    env.reset()
+    with pytest.raises(ValueError, match="without actor_observes_force"):
+        env.expert_action()
+
+
+def test_teacher_options_are_checked_naming_what_is_wrong(tmp_path):
+    with pytest.raises(ValueError, match="blind to the force"):
+        G1ForceConfig(teacher="t.pt", actor_observes_force=True).validate()
+    env = make_env("g1-force", G1ForceConfig(), num_envs=1, seed=0)
+    env.reset()
+    with pytest.raises(ValueError, match=r"task\.teacher=CHECKPOINT"):
+        env.expert_action()
+    missing = tmp_path / "nope.pt"
+    env = make_env("g1-force", G1ForceConfig(teacher=str(missing)), num_envs=1, seed=0)
+    env.reset()
+    with pytest.raises(FileNotFoundError, match=r"nope\.pt"):
+        env.expert_action()

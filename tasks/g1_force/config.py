@@ -200,12 +200,26 @@ class G1ForceConfig(G1Config):
     observation than the force alone, finding 9). With `actor_estimates_force` too the
     actor reads both estimates."""
 
+    teacher: str = ""
+    """A g1-force checkpoint (`RUN/checkpoints/model_*.pt`) trained with
+    `actor_observes_force`: the task's expert (`expert_action`, for `train.algorithm=
+    dagger` or `train.ppo.imitation_coef`) is that policy acting on the current
+    observation plus the true torso force. Teacher-student distillation: a blind student
+    learns, on the states it visits itself, what a policy told the load does. Loaded on
+    the first expert action only, so evaluating or deploying the student needs no
+    teacher."""
+
     def validate(self) -> None:
         super().validate()
         if self.actor_observes_force and self.actor_estimates_force:
             raise ValueError(
                 "actor_observes_force and actor_estimates_force: choose one (the actor is "
                 "told the true torso force, or estimates it)"
+            )
+        if self.teacher and self.actor_observes_force:
+            raise ValueError(
+                f"teacher={self.teacher!r} with actor_observes_force: the student the teacher "
+                "trains is blind to the force (actor_observes_force=false)"
             )
         if self.hold_ground_sigma_m_s <= 0 or self.hold_heading_sigma_rad_s <= 0:
             raise ValueError(

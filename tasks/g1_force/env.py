@@ -4,6 +4,7 @@ torso push per simulation instead (`forces.py`)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
@@ -38,6 +39,31 @@ def blind_to_force(policy, env):
         return policy(obs)
 
     return act
+
+
+def load_teacher(path: Path, student_layout: tuple):
+    """The policy (obs -> actions) of a checkpoint trained with `actor_observes_force`
+    whose observation is `student_layout` plus the true torso force; refused otherwise,
+    naming the file and what differs."""
+    from simreal.config import from_plain
+    from simreal.evaluation import load_policy
+
+    if not path.is_file():
+        raise FileNotFoundError(f"task.teacher: no checkpoint at {path}")
+    policy, config = load_policy(path)
+    if config.get("task") != "g1-force":
+        raise ValueError(f"task.teacher {path}: a g1-force policy, got {config.get('task')!r}")
+    cfg = from_plain(G1ForceConfig, config["task_config"], "task.")
+    if not cfg.actor_observes_force:
+        raise ValueError(f"task.teacher {path}: trained without actor_observes_force")
+    theirs = list(G1ForceEnv.input_layouts(cfg)[0])
+    ours = [*student_layout, *layout((TORSO_FORCE_ORACLE,))]
+    if [tuple(t) for t in theirs] != [tuple(t) for t in ours]:
+        raise ValueError(
+            f"task.teacher {path}: its observation {theirs} is not the student's {ours[:-1]} "
+            "plus the torso force"
+        )
+    return policy
 
 
 def cop_offset(env) -> np.ndarray:
@@ -99,6 +125,8 @@ class G1ForceEnv(G1Env):
             self.policy_terms = (*self.policy_terms, TORSO_FORCE_ORACLE)
             self.observation_layout = layout(self.policy_terms)
         self.estimate_terms = estimated_terms(cfg)
+        self._teacher = None  # loaded by the first expert_action (cfg.teacher)
+        self._policy_obs: np.ndarray | None = None
         self.critic_observation_layout = self.critic_observation_layout + layout(
             self.estimate_terms
         )
@@ -123,7 +151,23 @@ class G1ForceEnv(G1Env):
         if self.estimate_terms:  # the estimator's targets, after the critic's own terms
             truth = observe(self.estimate_terms, self).astype(critic.dtype)
             critic = np.concatenate([critic, truth], axis=1)
+        if self.cfg.teacher:  # what the teacher reads: this observation, noise and all
+            self._policy_obs = obs
         return obs, critic
+
+    def expert_action(self) -> np.ndarray:
+        """(N, 29) what `cfg.teacher` does in the current states: its policy on the
+        observation the student got (the same noise) with the true torso force appended,
+        as it was trained."""
+        if not self.cfg.teacher:
+            raise ValueError(
+                "g1-force has an expert only with task.teacher=CHECKPOINT (a policy trained "
+                "with task.actor_observes_force)"
+            )
+        if self._teacher is None:
+            self._teacher = load_teacher(Path(self.cfg.teacher), self.observation_layout)
+        oracle = observe((TORSO_FORCE_ORACLE,), self).astype(self._policy_obs.dtype)
+        return self._teacher(np.concatenate([self._policy_obs, oracle], axis=1))
 
     def robot_com(self) -> np.ndarray:
         """(N, 3) the whole robot's centre of mass (world, m), from MuJoCo's subtreecom
