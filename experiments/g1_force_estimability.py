@@ -69,6 +69,7 @@ def collect(
     )
     env = make_env("g1-force", cfg, sims, "mjbatch", seed)
     start = first_columns(env.observation_layout)[TORSO_FORCE_ORACLE.name]
+    told = policy
     if blind:
         policy = blind_to_force(policy, env)
     obs, _ = env.reset()
@@ -79,6 +80,8 @@ def collect(
         taus.append(env.joint_torque())  # what the motors apply now: the robot's tau_est
         if target == "force":  # the true force, before any noise
             fs.append(obs[:, start : start + 3].copy())
+        elif target == "action":  # what the teacher told the force does here
+            fs.append(told(obs))
         else:
             fs.append(100.0 * COP_OFFSET.func(env))  # cm
         step = env.step(policy(obs))
@@ -163,6 +166,7 @@ def scores(pred: np.ndarray, truth: np.ndarray, unit: str = "n") -> dict:
         f"rmse_{unit}": float(np.sqrt(np.square(err).sum(1).mean())),
         f"rmse_per_axis_{unit}": np.sqrt(np.square(err).mean(0)).astype(float).round(2).tolist(),
         "r2_per_axis": (1.0 - np.square(err).mean(0) / var).astype(float).round(3).tolist(),
+        "r2_all_axes": float(1.0 - np.square(err).mean(0).sum() / var.sum()),
     }
 
 
@@ -200,9 +204,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument(
         "--target",
-        choices=("force", "cop"),
+        choices=("force", "cop", "action"),
         default="force",
-        help="the true torso force (N) or the quasi-static centre of pressure's offset (cm)",
+        help="the true torso force (N), the quasi-static centre of pressure's offset (cm), "
+        "or the teacher's action told the force (a DAgger student's label: how much of it "
+        "the blind observation and its history predict)",
     )
     p.add_argument(
         "--torque-noise",
@@ -223,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     skip = round(1.0 / data["control_dt"])  # the first second: the schedule's first events
     test = np.arange(a.sims) % 4 == 0  # a quarter of the simulations held out
     y = data["target"][skip:]
-    d, unit = y.shape[2], "n" if a.target == "force" else "cm"
+    d, unit = y.shape[2], {"force": "n", "cop": "cm", "action": "action"}[a.target]
     train, held = y[:, ~test].reshape(-1, d), y[:, test].reshape(-1, d)
     magnitude = np.linalg.norm(y, axis=2)
     report = {
@@ -233,11 +239,15 @@ def main(argv: list[str] | None = None) -> int:
         if a.torque_noise is None
         else {"noise_n_m": a.torque_noise, "gain_error": a.torque_gain_error},
         "history_pooling": a.pool,
-        "target": {"force": "torso force, N", "cop": "quasi-static CoP offset, cm"}[a.target],
+        "target": {
+            "force": "torso force, N",
+            "cop": "quasi-static CoP offset, cm",
+            "action": "the teacher's action told the force, 29 joints",
+        }[a.target],
         "conditions": data["conditions"],
         "samples": int(y.shape[0] * y.shape[1]),
         "held_out_simulations": int(test.sum()),
-        f"{'force' if a.target == 'force' else 'cop_offset'}_magnitude_{unit}": {
+        f"{ {'force': 'force', 'cop': 'cop_offset', 'action': 'action'}[a.target] }_magnitude_{unit}": {
             "mean": float(magnitude.mean()),
             "p95": float(np.percentile(magnitude, 95)),
         },
