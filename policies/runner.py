@@ -119,7 +119,7 @@ class OnPolicyRunner:
             )
             raise ValueError(
                 f"{what}: this environment has no expert to imitate (expert_action); "
-                "tasks with one: quad-swarm"
+                "tasks with one: quad-swarm, g1-force with task.teacher"
             )
         self.dagger = (
             DAgger(
