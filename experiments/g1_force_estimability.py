@@ -49,8 +49,10 @@ def collect(
     blind: bool,
     sets: list[str] = (),
     target: str = "force",
+    torque: bool = False,
 ) -> dict:
-    """(T, N, n_obs) deployable observations, (T, N, 3) true torso forces, (T, N) alive.
+    """(T, N, n_obs) deployable observations, (T, N, d) the `target` (TARGETS), (T, N)
+    episode ends and, with `torque`, (T, N, 29) the motors' torques.
     `blind`: the teacher acts with the true force read as zero, so that its posture does
     not carry what it was told (see the module docstring)."""
     policy, config = load_policy(policy_path)
@@ -77,20 +79,22 @@ def collect(
     xs, taus, fs, dones = [], [], [], []
     for _ in range(steps):
         xs.append(np.delete(obs, np.s_[start : start + 3], axis=1))
-        taus.append(env.joint_torque())  # what the motors apply now: the robot's tau_est
+        if torque:  # what the motors apply now: the robot's tau_est
+            taus.append(env.joint_torque())
+        action = policy(obs)
         if target == "force":  # the true force, before any noise
             fs.append(obs[:, start : start + 3].copy())
         elif target == "action":  # what the teacher told the force does here
-            fs.append(told(obs))
+            fs.append(action if policy is told else told(obs))
         else:
             fs.append(100.0 * COP_OFFSET.func(env))  # cm
-        step = env.step(policy(obs))
+        step = env.step(action)
         obs = step.obs
         dones.append(np.asarray(step.terminated) | np.asarray(step.truncated))
     return {
         "layout": [t for t in env.observation_layout if t[0] != TORSO_FORCE_ORACLE.name],
         "obs": np.stack(xs),
-        "joint_torque": np.stack(taus),
+        "joint_torque": np.stack(taus) if torque else None,
         "target": np.stack(fs),
         "done": np.stack(dones),
         "control_dt": env.control_dt,
@@ -106,6 +110,14 @@ def collect(
             "task_overrides": list(sets),
         },
     }
+
+
+TARGETS = {
+    "force": ("n", "force", "torso force, N"),
+    "cop": ("cm", "cop_offset", "quasi-static CoP offset, cm"),
+    "action": ("action", "action", "the teacher's action told the force, 29 joints"),
+}
+"""`--target`: the unit of its scores, its name in the report and what it is."""
 
 
 def measured_torque(tau: np.ndarray, noise: float, gain_error: float, seed: int) -> np.ndarray:
@@ -204,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument(
         "--target",
-        choices=("force", "cop", "action"),
+        choices=tuple(TARGETS),
         default="force",
         help="the true torso force (N), the quasi-static centre of pressure's offset (cm), "
         "or the teacher's action told the force (a DAgger student's label: how much of it "
@@ -221,33 +233,31 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", type=Path)
     a = p.parse_args(argv)
     t0 = time.time()
-    data = collect(a.teacher, a.sims, a.seconds, a.cap, a.seed, a.blind, a.set, a.target)
+    torque = a.torque_noise is not None
+    data = collect(a.teacher, a.sims, a.seconds, a.cap, a.seed, a.blind, a.set, a.target, torque)
     if a.drop:
         data["obs"] = np.delete(data["obs"], term_columns(data["layout"], a.drop), axis=2)
-    if a.torque_noise is not None:
+    if torque:
         data["obs"] = np.concatenate([data["obs"], measured_torque(data["joint_torque"], a.torque_noise, a.torque_gain_error, a.seed)], axis=2)  # fmt: skip
     skip = round(1.0 / data["control_dt"])  # the first second: the schedule's first events
     test = np.arange(a.sims) % 4 == 0  # a quarter of the simulations held out
     y = data["target"][skip:]
-    d, unit = y.shape[2], {"force": "n", "cop": "cm", "action": "action"}[a.target]
+    unit, name, what = TARGETS[a.target]
+    d = y.shape[2]
     train, held = y[:, ~test].reshape(-1, d), y[:, test].reshape(-1, d)
     magnitude = np.linalg.norm(y, axis=2)
     report = {
         "teacher": str(a.teacher),
         "terms_not_seen": a.drop,
-        "joint_torque_seen": None
-        if a.torque_noise is None
-        else {"noise_n_m": a.torque_noise, "gain_error": a.torque_gain_error},
+        "joint_torque_seen": {"noise_n_m": a.torque_noise, "gain_error": a.torque_gain_error}
+        if torque
+        else None,
         "history_pooling": a.pool,
-        "target": {
-            "force": "torso force, N",
-            "cop": "quasi-static CoP offset, cm",
-            "action": "the teacher's action told the force, 29 joints",
-        }[a.target],
+        "target": what,
         "conditions": data["conditions"],
         "samples": int(y.shape[0] * y.shape[1]),
         "held_out_simulations": int(test.sum()),
-        f"{ {'force': 'force', 'cop': 'cop_offset', 'action': 'action'}[a.target] }_magnitude_{unit}": {
+        f"{name}_magnitude_{unit}": {
             "mean": float(magnitude.mean()),
             "p95": float(np.percentile(magnitude, 95)),
         },
