@@ -1,0 +1,157 @@
+"""The g1-walk recipe as one command: every stage behind the committed g1-walk policy,
+replayed with another actor (the coupled baseline of issue 31) or another seed.
+
+The headline (results/g1-walk) came out of ten warm-started stages, run1 from scratch and
+nine continuations (results/experiments/g1-walk-run1 and g1-walk-recipe/runN). Each
+stage's config.yaml holds the command it ran; its metrics.csv the env steps it reached.
+Those files are the recipe's single source of truth: this script reads them and, for each
+stage, runs the same command with
+
+- `--arch ARCH` (coupled: one actor for the 29 joints),
+- `--init-from` the previous stage of *this* chain (its last checkpoint, as every stage of
+  the headline chain started from the last checkpoint of the one before),
+- `--steps` the env steps the historical stage reached, `--minutes` unbounded,
+- `--device` dropped (run7g ran on a lent H200's GPU learner; the replay keeps its 1024
+  simulations, so each iteration sees the same batch, on whatever device `simreal train`
+  picks here),
+- `--seed` the historical stage's seed plus `--seed-offset` (0: the same seeds).
+
+Stages are resumable (the helpers of experiments/g1_pull_chain.py): a stage whose run
+reached its budget is skipped, one short of it resumes, a killed chain picks up where it
+stopped when run again. ROOT/NN-name/g1-walk/RUN is each stage's run.
+
+    python experiments/g1_walk_chain.py --arch coupled --root runs/g1walk-coupled-chain \
+        [--until run5] [--dry-run]
+    python experiments/g1_walk_chain.py --root runs/g1walk-coupled-chain --summary 50 [--json F]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from g1_pull_chain import run_dir, stage_dir, stage_end, trained_steps
+
+from simreal.reports import emit
+
+RECIPE = Path(__file__).resolve().parent.parent / "results" / "experiments"
+LINEAGE = (
+    ("run1", "g1-walk-run1"),
+    ("run2", "g1-walk-recipe/run2"),
+    ("run3", "g1-walk-recipe/run3"),
+    ("run4", "g1-walk-recipe/run4"),
+    ("run5", "g1-walk-recipe/run5"),
+    ("run6", "g1-walk-recipe/run6"),
+    ("run7g", "g1-walk-recipe/run7g"),
+    ("run9", "g1-walk-recipe/run9"),
+    ("run10a", "g1-walk-recipe/run10a"),
+    ("run10", "g1-walk-recipe/run10"),
+)
+"""The headline's ancestry, oldest first (each config.yaml's --init-from names the one
+before; run7, run8 were side branches, not ancestors)."""
+
+DROPPED = {"--init-from", "--out", "--minutes", "--steps", "--device", "--arch", "--seed"}
+"""Flags of a historical command the replay sets itself."""
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    source: Path
+    task: str = "g1-walk"
+
+    @property
+    def steps(self) -> int:
+        """Env steps the historical stage reached (its metrics.csv's last row)."""
+        with (self.source / "metrics.csv").open() as f:
+            return int(list(csv.DictReader(f))[-1]["env_steps"])
+
+    def historical_command(self) -> list[str]:
+        return shlex.split(yaml.safe_load((self.source / "config.yaml").read_text())["command"])
+
+
+STAGES = tuple(Stage(name, RECIPE / path) for name, path in LINEAGE)
+
+
+def replay_command(
+    stage: Stage, arch: str, out: Path, previous: Path | None, seed_offset: int
+) -> list[str]:
+    """The historical command of `stage` with the replay's own actor, warm start, budget,
+    seed and output directory (see the module docstring)."""
+    words = stage.historical_command()
+    if words[:3] != ["simreal", "train", stage.task]:
+        raise ValueError(f"{stage.source}/config.yaml: not a `simreal train {stage.task}` command")
+    kept, seed, i = [], None, 3
+    while i < len(words):
+        flag = words[i]
+        if flag in DROPPED:
+            if flag == "--seed":
+                seed = int(words[i + 1])
+            i += 2
+            continue
+        kept.append(flag)
+        i += 1
+    if seed is None:
+        raise ValueError(f"{stage.source}/config.yaml: the command names no --seed")
+    cmd = ["simreal", "train", stage.task, "--arch", arch, "--seed", str(seed + seed_offset)]
+    cmd += ["--steps", str(stage.steps), "--minutes", "100000", "--out", str(out)]
+    if previous is not None:
+        cmd += ["--init-from", str(previous)]
+    return cmd + kept
+
+
+def next_command(
+    root: Path, index: int, stage: Stage, arch: str, previous: Path | None, seed_offset: int
+) -> list[str] | None:
+    """What moves stage `index` (1-based) on: None when its run reached the budget."""
+    run = run_dir(root, index, stage)
+    if run is not None:
+        if trained_steps(run) >= stage.steps:
+            return None
+        return ["simreal", "train", "--resume", str(run), "--minutes", "100000"]
+    return replay_command(stage, arch, stage_dir(root, index, stage), previous, seed_offset)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--arch", choices=("decoupled", "coupled"), default="coupled")
+    p.add_argument("--root", type=Path, required=True, help="where the stages' runs go")
+    p.add_argument("--until", choices=[s.name for s in STAGES], default=STAGES[-1].name)
+    p.add_argument("--seed-offset", type=int, default=0)
+    p.add_argument("--dry-run", action="store_true", help="print the next command only")
+    p.add_argument("--summary", type=int, metavar="N", help="where each stage ended")
+    p.add_argument("--json", type=Path, help="with --summary: write the summary there")
+    a = p.parse_args(argv)
+    if a.summary:
+        ends = {
+            s.name: stage_end(stage_dir(a.root, i, s), a.summary)
+            for i, s in enumerate(STAGES, start=1)
+        }
+        emit({"command": shlex.join(["python", *sys.argv]), "stages": ends}, a.json)
+        return 0
+    previous = None
+    last = [s.name for s in STAGES].index(a.until)
+    for index, stage in list(enumerate(STAGES, start=1))[: last + 1]:
+        cmd = next_command(a.root, index, stage, a.arch, previous, a.seed_offset)
+        if cmd is not None:
+            print(shlex.join(cmd), flush=True)
+            if a.dry_run:
+                return 0
+            subprocess.run(cmd, check=True)
+            run = run_dir(a.root, index, stage)
+            if run is None or trained_steps(run) < stage.steps:
+                sys.exit(
+                    f"stage {stage.name} stopped short of {stage.steps} steps; rerun to resume"
+                )
+        previous = run_dir(a.root, index, stage)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

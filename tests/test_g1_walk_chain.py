@@ -1,0 +1,88 @@
+"""experiments/g1_walk_chain.py: the replay of the g1-walk headline's stages reads each
+stage's own command and budget, and every replayed command applies to today's configs (a
+renamed field would fail hours into the chain, not at its start)."""
+
+from __future__ import annotations
+
+import importlib.util
+import shlex
+import sys
+from pathlib import Path
+
+import yaml
+
+from simreal.config import apply_overrides
+from simreal.policies import TrainConfig
+from simreal.policies.checkpoint import save_checkpoint
+from simreal.tasks import get_task
+from simreal.training import split_overrides
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_chain():
+    sys.path.insert(0, str(ROOT / "experiments"))  # it imports g1_pull_chain's helpers
+    try:
+        path = ROOT / "experiments" / "g1_walk_chain.py"
+        spec = importlib.util.spec_from_file_location("g1_walk_chain", path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # dataclasses look their module up there
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path.remove(str(ROOT / "experiments"))
+
+
+def words_after(cmd: list[str], flag: str) -> list[str]:
+    return [cmd[i + 1] for i, w in enumerate(cmd) if w == flag]
+
+
+def test_the_lineage_is_the_headlines_ancestry():
+    """Each stage's recorded --init-from names the stage before it (by run name), and the
+    headline's own config is the last stage's command."""
+    chain = load_chain()
+    names = [s.name for s in chain.STAGES]
+    assert names[0] == "run1" and names[-1] == "run10"
+    for before, stage in zip(chain.STAGES[:-1], chain.STAGES[1:], strict=True):
+        (init,) = words_after(stage.historical_command(), "--init-from")
+        assert f"{before.name}/" in init.replace("g1walk", "run"), (stage.name, init)
+    headline = yaml.safe_load((ROOT / "results" / "g1-walk" / "config.yaml").read_text())
+    assert shlex.split(headline["command"]) == chain.STAGES[-1].historical_command()
+    # every stage to its end: the headline itself is run10's iteration 225 (77.7 M steps)
+    assert sum(s.steps for s in chain.STAGES) == 79_527_936
+
+
+def test_replayed_commands_apply_to_todays_configs(tmp_path):
+    chain = load_chain()
+    previous = None
+    for index, stage in enumerate(chain.STAGES, start=1):
+        out = tmp_path / f"{index:02d}"
+        cmd = chain.replay_command(stage, "coupled", out, previous, seed_offset=100)
+        history = stage.historical_command()
+        assert cmd[:3] == ["simreal", "train", "g1-walk"]
+        assert words_after(cmd, "--arch") == ["coupled"]
+        assert words_after(cmd, "--steps") == [str(stage.steps)]
+        assert words_after(cmd, "--out") == [str(out)]
+        assert words_after(cmd, "--seed") == [str(int(words_after(history, "--seed")[0]) + 100)]
+        assert words_after(cmd, "--init-from") == ([] if previous is None else [str(previous)])
+        assert "--device" not in cmd and "--minutes" in cmd
+        assert words_after(cmd, "--envs") == words_after(history, "--envs")
+        assert words_after(cmd, "--set") == words_after(history, "--set")
+        task_items, train_items = split_overrides(words_after(cmd, "--set"))
+        apply_overrides(get_task("g1-walk").config_cls(), task_items, "task.")
+        apply_overrides(TrainConfig(), train_items, "train.")
+        previous = out / "g1-walk" / "run"
+
+
+def test_a_started_stage_resumes_and_a_finished_one_is_skipped(tmp_path):
+    chain = load_chain()
+    stage = chain.STAGES[1]
+    run = tmp_path / "02-run2" / "g1-walk" / "20261129-000000-1"
+    first = tmp_path / "01-run1" / "g1-walk" / "20261129-000000-0"
+    cmd = chain.next_command(tmp_path, 2, stage, "coupled", first, 0)
+    assert words_after(cmd, "--init-from") == [str(first)]
+    save_checkpoint(run / "checkpoints", 10, {"env_steps": stage.steps - 1})
+    cmd = chain.next_command(tmp_path, 2, stage, "coupled", first, 0)
+    assert cmd[:4] == ["simreal", "train", "--resume", str(run)]
+    save_checkpoint(run / "checkpoints", 20, {"env_steps": stage.steps})
+    assert chain.next_command(tmp_path, 2, stage, "coupled", first, 0) is None
