@@ -241,29 +241,34 @@ def stage_command(
 SAVED_FILES = ("config.yaml", "metrics.csv", "curve.png")
 
 
-def save_stages(root: Path, dest: Path) -> list[Path]:
+def save_stages(
+    root: Path, dest: Path, stages: tuple = STAGES, latest_stage_only: bool = False
+) -> list[Path]:
     """Copy every started stage's resumable state from ROOT to DEST (same layout): its
     config.yaml, metrics.csv, curve and last checkpoint; older checkpoints and TensorBoard
-    events stay behind. Returns the checkpoints copied."""
+    events stay behind. `latest_stage_only`: the checkpoint of the last started stage only
+    (what a resume or the next stage's warm start needs; the finished stages' metrics.csv
+    tell they are done). Returns the checkpoints copied."""
     from simreal.policies.checkpoint import atomic_write_bytes, latest_checkpoint
 
     copied = []
-    for index, stage in enumerate(STAGES, start=1):
+    started = [(i, s) for i, s in enumerate(stages, start=1) if run_dir(root, i, s) is not None]
+    # the latest stage first: a save cut short never leaves DEST without a checkpoint
+    for index, stage in reversed(started):
         run = run_dir(root, index, stage)
-        if run is None:
-            continue
         target = dest / run.relative_to(root)
-        ckpt = latest_checkpoint(run / "checkpoints")
+        keep = not latest_stage_only or (index, stage) == started[-1]
+        ckpt = latest_checkpoint(run / "checkpoints") if keep else None
         sources = [run / name for name in SAVED_FILES if (run / name).is_file()]
         for source in [*sources, *([ckpt] if ckpt is not None else [])]:
             # atomic, so a save cut short never leaves a torn checkpoint to resume from
             atomic_write_bytes(target / source.relative_to(run), source.read_bytes())
+        for stale in (target / "checkpoints").glob("model_*.pt"):
+            if ckpt is None or stale.name != ckpt.name:  # only after the new one is in place
+                stale.unlink()
         if ckpt is not None:
-            for stale in (target / "checkpoints").glob("model_*.pt"):
-                if stale.name != ckpt.name:  # only after the new one is in place
-                    stale.unlink()
             copied.append(target / "checkpoints" / ckpt.name)
-    return copied
+    return copied[::-1]
 
 
 def stage_end(stage_dir: Path, last: int) -> dict | None:

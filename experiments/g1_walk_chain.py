@@ -23,6 +23,12 @@ stopped when run again. ROOT/NN-name/g1-walk/RUN is each stage's run.
     python experiments/g1_walk_chain.py --arch coupled --root runs/g1walk-coupled-chain \
         [--until run5] [--dry-run]
     python experiments/g1_walk_chain.py --root runs/g1walk-coupled-chain --summary 50 [--json F]
+    python experiments/g1_walk_chain.py --root runs/g1walk-coupled-chain --save DEST
+
+runs/ may not outlive a machine: `--save DEST` keeps what going on needs (one checkpoint, the
+last started stage's: it resumes that stage or warm-starts the next) and every stage's
+config.yaml, metrics.csv and curve; a finished stage in such a copy counts as done by its
+metrics.csv.
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
-from g1_pull_chain import run_dir, stage_dir, stage_end, trained_steps
+from g1_pull_chain import run_dir, save_stages, stage_dir, stage_end, trained_steps
 
 from simreal.reports import emit
 
@@ -106,13 +112,25 @@ def replay_command(
     return cmd + kept
 
 
+def reached_steps(run: Path) -> int:
+    """Env steps a stage's run reached: its last checkpoint's, or, in a saved copy that
+    kept no checkpoint of a finished stage (`--save`), its metrics.csv's last row."""
+    steps = trained_steps(run)
+    metrics = run / "metrics.csv"
+    if steps == 0 and metrics.is_file():
+        with metrics.open() as f:
+            rows = list(csv.DictReader(f))
+        steps = int(rows[-1]["env_steps"]) if rows else 0
+    return steps
+
+
 def next_command(
     root: Path, index: int, stage: Stage, arch: str, previous: Path | None, seed_offset: int
 ) -> list[str] | None:
     """What moves stage `index` (1-based) on: None when its run reached the budget."""
     run = run_dir(root, index, stage)
     if run is not None:
-        if trained_steps(run) >= stage.steps:
+        if reached_steps(run) >= stage.steps:
             return None
         return ["simreal", "train", "--resume", str(run), "--minutes", "100000"]
     return replay_command(stage, arch, stage_dir(root, index, stage), previous, seed_offset)
@@ -127,7 +145,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dry-run", action="store_true", help="print the next command only")
     p.add_argument("--summary", type=int, metavar="N", help="where each stage ended")
     p.add_argument("--json", type=Path, help="with --summary: write the summary there")
+    p.add_argument(
+        "--save",
+        type=Path,
+        metavar="DEST",
+        help="copy what going on needs into DEST (ROOT's layout: every stage's config.yaml, "
+        "metrics.csv and curve, the last started stage's last checkpoint) and exit; "
+        "`cp -r DEST/. ROOT/` puts it back",
+    )
     a = p.parse_args(argv)
+    if a.save:
+        for path in save_stages(a.root, a.save, STAGES, latest_stage_only=True):
+            print(path)
+        return 0
     if a.summary:
         ends = {
             s.name: stage_end(stage_dir(a.root, i, s), a.summary)
@@ -145,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
                 return 0
             subprocess.run(cmd, check=True)
             run = run_dir(a.root, index, stage)
-            if run is None or trained_steps(run) < stage.steps:
+            if run is None or reached_steps(run) < stage.steps:
                 sys.exit(
                     f"stage {stage.name} stopped short of {stage.steps} steps; rerun to resume"
                 )

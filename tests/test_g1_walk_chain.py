@@ -86,3 +86,35 @@ def test_a_started_stage_resumes_and_a_finished_one_is_skipped(tmp_path):
     assert cmd[:4] == ["simreal", "train", "--resume", str(run)]
     save_checkpoint(run / "checkpoints", 20, {"env_steps": stage.steps})
     assert chain.next_command(tmp_path, 2, stage, "coupled", first, 0) is None
+
+
+def test_save_keeps_one_checkpoint_and_the_copy_resumes(tmp_path):
+    """--save: every stage's config and metrics, the last started stage's last checkpoint
+    only; put back, the finished stage counts as done by its metrics and the next resumes."""
+    chain = load_chain()
+    root, dest = tmp_path / "root", tmp_path / "saved"
+    first, second = chain.STAGES[:2]
+    runs = [
+        root / "01-run1" / "g1-walk" / "20261129-000000-0",
+        root / "02-run2" / "g1-walk" / "20261129-000000-1",
+    ]
+    for run, stage, done in zip(runs, (first, second), (1.0, 0.5), strict=True):
+        steps = int(stage.steps * done)
+        (run / "config.yaml").parent.mkdir(parents=True)
+        (run / "config.yaml").write_text("task: g1-walk\n")
+        (run / "metrics.csv").write_text(f"iteration,env_steps\n1,{steps}\n")
+        for iteration in (1, 2):
+            save_checkpoint(run / "checkpoints", iteration, {"env_steps": steps})
+    (dest / runs[0].relative_to(root) / "checkpoints").mkdir(parents=True)
+    stale = dest / runs[0].relative_to(root) / "checkpoints" / "model_000001.pt"
+    stale.write_bytes(b"an older save's checkpoint of a stage since finished")
+    saved = chain.save_stages(root, dest, chain.STAGES, latest_stage_only=True)
+    assert [p.relative_to(dest) for p in saved] == [
+        runs[1].relative_to(root) / "checkpoints" / "model_000002.pt"
+    ]
+    assert sorted(p.name for p in dest.rglob("*.pt")) == ["model_000002.pt"]
+    assert (dest / runs[0].relative_to(root) / "metrics.csv").is_file()
+    assert chain.reached_steps(dest / runs[0].relative_to(root)) == first.steps
+    cmd = chain.next_command(dest, 2, second, "coupled", None, 0)
+    assert cmd[:4] == ["simreal", "train", "--resume", str(dest / runs[1].relative_to(root))]
+    assert chain.next_command(dest, 1, first, "coupled", None, 0) is None
