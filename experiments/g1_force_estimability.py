@@ -149,6 +149,28 @@ def windows(obs: np.ndarray, done: np.ndarray, k: int, pool: str = "stack") -> n
     return np.concatenate(cols, axis=2)
 
 
+def episode_baseline(obs: np.ndarray, done: np.ndarray, first: int, steps: int) -> np.ndarray:
+    """(T, N, n_obs): the mean observation over steps [first, steps) of each episode (a
+    running mean until `steps`, frozen after; before `first`, the observation itself):
+    what a robot that stood still before the load knows of its own unloaded stance, which
+    carries the constant parts of the randomization (encoder offsets, torso mass and
+    centre of mass). `first` skips the settling after the reset's joint noise."""
+    t_max, n, d = obs.shape
+    out = np.empty_like(obs)
+    total, count, age = np.zeros((n, d)), np.zeros(n), np.zeros(n, dtype=int)
+    for t in range(t_max):
+        take = (age >= first) & (age < steps)
+        total[take] += obs[t, take]
+        count[take] += 1
+        seen = count > 0
+        out[t] = obs[t]
+        out[t, seen] = total[seen] / count[seen, None]
+        age += 1
+        fresh = done[t]  # the next step starts a new episode
+        total[fresh], count[fresh], age[fresh] = 0.0, 0, 0
+    return out
+
+
 def fit(x_train, y_train, x_test, y_test, seed: int, epochs: int) -> np.ndarray:
     """Predictions on x_test of a 256-128 ELU MLP fitted to y_train (Adam, MSE)."""
     torch.manual_seed(seed)
@@ -230,6 +252,26 @@ def main(argv: list[str] | None = None) -> int:
         "white noise (N m) and a per-joint gain error of --torque-gain-error",
     )
     p.add_argument("--torque-gain-error", type=float, default=0.0)
+    p.add_argument(
+        "--baseline-s",
+        type=float,
+        default=None,
+        help="also give the regressors the mean observation over each episode's first S "
+        "seconds (its unloaded stance: pair with --set forces.gap_s=[LO,HI], LO >= S, so that "
+        "no load acts then); scores count from S on",
+    )
+    p.add_argument(
+        "--baseline-from-s",
+        type=float,
+        default=0.0,
+        help="the unloaded stance's mean starts this long after a reset (the settling)",
+    )
+    p.add_argument(
+        "--baseline-mode",
+        choices=("subtract", "append"),
+        default="subtract",
+        help="the observations minus the unloaded stance, or both side by side",
+    )
     p.add_argument("--json", type=Path)
     a = p.parse_args(argv)
     t0 = time.time()
@@ -240,6 +282,12 @@ def main(argv: list[str] | None = None) -> int:
     if torque:
         data["obs"] = np.concatenate([data["obs"], measured_torque(data["joint_torque"], a.torque_noise, a.torque_gain_error, a.seed)], axis=2)  # fmt: skip
     skip = round(1.0 / data["control_dt"])  # the first second: the schedule's first events
+    baseline = None
+    if a.baseline_s is not None:
+        baseline_steps = max(1, round(a.baseline_s / data["control_dt"]))
+        skip = max(skip, baseline_steps)
+        settle = round(a.baseline_from_s / data["control_dt"])
+        baseline = episode_baseline(data["obs"], data["done"], settle, baseline_steps)[skip:]
     test = np.arange(a.sims) % 4 == 0  # a quarter of the simulations held out
     y = data["target"][skip:]
     unit, name, what = TARGETS[a.target]
@@ -253,6 +301,9 @@ def main(argv: list[str] | None = None) -> int:
         if torque
         else None,
         "history_pooling": a.pool,
+        "episode_baseline_s": a.baseline_s,
+        "episode_baseline_mode": a.baseline_mode if a.baseline_s is not None else None,
+        "episode_baseline_from_s": a.baseline_from_s if a.baseline_s is not None else None,
         "target": what,
         "conditions": data["conditions"],
         "samples": int(y.shape[0] * y.shape[1]),
@@ -264,15 +315,19 @@ def main(argv: list[str] | None = None) -> int:
         "constant_guess": scores(np.broadcast_to(train.mean(0), held.shape), held, unit),
         "by_history": {},
     }
+    if baseline is not None:
+        report["by_history_with_episode_baseline"] = {}
     for k in a.history:
         x = windows(data["obs"], data["done"], k, a.pool)[skip:]
-        pred = fit(x[:, ~test].reshape(-1, x.shape[2]), train,
-                   x[:, test].reshape(-1, x.shape[2]), held, a.seed, a.epochs)  # fmt: skip
-        report["by_history"][str(k)] = {
-            "seconds": k * data["control_dt"],
-            **scores(pred, held, unit),
-        }
-        print(k, report["by_history"][str(k)], flush=True)
+        variants = [("by_history", x)]
+        if baseline is not None:  # the same rows, relative to the unloaded stance
+            relative = x - np.tile(baseline, (1, 1, x.shape[2] // baseline.shape[2]))
+            variants.append(("by_history_with_episode_baseline", relative if a.baseline_mode == "subtract" else np.concatenate([x, baseline], axis=2)))  # fmt: skip
+        for key, xk in variants:
+            pred = fit(xk[:, ~test].reshape(-1, xk.shape[2]), train,
+                       xk[:, test].reshape(-1, xk.shape[2]), held, a.seed, a.epochs)  # fmt: skip
+            report[key][str(k)] = {"seconds": k * data["control_dt"], **scores(pred, held, unit)}
+            print(key, k, report[key][str(k)], flush=True)
     report["wall_s"] = round(time.time() - t0, 1)
     emit(report, a.json)
     return 0
