@@ -388,6 +388,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--rate", type=float, default=20.0, metavar="HZ", help="messages per second")
     s.add_argument("--domain", type=int, default=0, help="DDS domain id")
+    s.add_argument(
+        "--clock",
+        choices=("wall", "robot"),
+        default="wall",
+        help="time the segments by this host's clock or by the robot's own (LowState's tick: "
+        "a simulated robot behind real time still walks each segment its whole length)",
+    )
     s.set_defaults(func=cmd_cmd_vel)
 
     s = sub.add_parser("calibrate", help="run a calibration routine; writes the overlay YAML")
@@ -704,7 +711,7 @@ def cmd_cmd_vel(args: argparse.Namespace) -> int:
     from simreal.deploy import cmd_vel_script
 
     segments = [cmd_vel_script.parse_segment(text) for text in args.segments]
-    written = cmd_vel_script.publish(segments, args.domain, args.rate)
+    written = cmd_vel_script.publish(segments, args.domain, args.rate, args.clock)
     print(f"cmd_vel: {written} messages on domain {args.domain}")
     return 0
 

@@ -20,11 +20,12 @@ from _g1_policy import sensed_state
 from _procs import Proc, g1_node, terminal, virtual_g1
 
 from simreal import cli
+from simreal.deploy import cmd_vel_script
 from simreal.deploy.cmd_vel_script import parse_segment, publish
 from simreal.deploy.commands import MAX_AGE_S, CommandRanges, VelocityCommands
-from simreal.deploy.dds import DdsParticipant, topic_name
+from simreal.deploy.dds import DdsParticipant, stream_qos, topic_name, write_raw
 from simreal.deploy.dds import ros2 as msgs
-from simreal.deploy.dds.unitree_hg import LowState_
+from simreal.deploy.dds.unitree_hg import LOWSTATE_TOPIC, LowState_
 from simreal.deploy.g1 import links
 from simreal.deploy.g1.messages import decode_lowstate, encode_lowstate
 from simreal.deploy.g1.node import DeployConfig, G1Node, load_g1_policy
@@ -417,6 +418,33 @@ def test_cmd_vel_segments_parse_and_malformed_ones_are_refused_naming_them():
         publish(segments, 300)
     with pytest.raises(ValueError, match="--rate"):
         publish(segments, 0, rate_hz=0.0)
+    with pytest.raises(ValueError, match="--clock must be wall or robot"):
+        publish(segments, 0, clock="sim")
+
+
+def test_the_robot_clock_reads_lowstate_ticks_and_names_a_silent_robot(monkeypatch):
+    """`simreal cmd-vel --clock robot` times its segments by the tick of the robot's
+    LowState (ms): read from a real DDS writer; no state, or a tick that stops, is an
+    error naming rt/lowstate instead of a publisher that waits forever."""
+    monkeypatch.setattr(cmd_vel_script, "ROBOT_CLOCK_TIMEOUT_S", 0.5)
+    sensors = SimG1(dt=0.002).sensors()
+    with DdsParticipant(domain(7)) as dds:
+        writer = dds.writer(LOWSTATE_TOPIC, LowState_, stream_qos(reliable=False))
+        clock = cmd_vel_script.RobotClock(dds)
+        assert np.isnan(clock())  # nothing yet
+        deadline = time.monotonic() + 5.0
+        while np.isnan(seen := clock()) and time.monotonic() < deadline:
+            write_raw(writer, encode_lowstate(sensors, 12_345))
+            time.sleep(0.02)
+        assert seen == pytest.approx(12.345)
+        time.sleep(0.6)  # the tick stays at 12 345 ms
+        with pytest.raises(TimeoutError, match="the tick stopped advancing on rt/lowstate"):
+            clock()
+    with DdsParticipant(domain(8)) as dds:
+        silent = cmd_vel_script.RobotClock(dds)
+        time.sleep(0.6)
+        with pytest.raises(TimeoutError, match="no LowState on rt/lowstate"):
+            silent()
 
 
 @pytest.mark.slow
@@ -466,7 +494,7 @@ def test_g1_walk_goes_out_turns_and_comes_back_on_cmd_vel(tmp_path):
         time.sleep(6.0)  # the band lets go 4 s after the first command
         publisher = Proc(
             "cmd-vel", "0.5,0,0:6", f"0,0,0.8:{np.pi / 0.8:.3f}", "0.5,0,0:6",
-            "--domain", str(dom),
+            "--domain", str(dom), "--clock", "robot",
         )  # fmt: skip
         publisher.wait_for(r"cmd_vel: \d+ messages", 60)
         time.sleep(2.0)
@@ -483,12 +511,13 @@ def test_g1_walk_goes_out_turns_and_comes_back_on_cmd_vel(tmp_path):
     free = t >= released + 1.0  # standing on its own, before the first cmd_vel
     start = position[free][0, :2]
     travelled = np.linalg.norm(position[free, :2] - start, axis=1)
-    assert travelled.max() >= 2.0
+    far = f"out {travelled.max():.2f} m, ended {travelled[-1]:.2f} m from the start"
+    assert travelled.max() >= 2.0, far
     # Turned and walked back at least 1 m towards where it started. The phases are timed
-    # by the publisher's wall clock, so on a loaded machine, where the virtual robot falls
-    # behind real time, the legs come out shorter and the half turn off: beside a training
-    # run 2.6 m out, back to 1.5 m; on a quiet one (the README's walkthrough) 3 m, 0.6 m.
-    assert travelled[-1] <= travelled.max() - 1.0
+    # by the robot's own clock (`--clock robot`): timed by the wall clock, on a loaded
+    # machine where the virtual robot falls behind real time the legs came out shorter and
+    # the half turn short (beside two trainings 2.25 m out, only 0.96 m back).
+    assert travelled[-1] <= travelled.max() - 1.0, far
     assert position[free, 2].min() > 0.5  # the pelvis never went down: no fall
     video = tmp_path / "walk.mp4"  # 10 fps: a minute of walking in 600 frames, not 3,000
     assert (
