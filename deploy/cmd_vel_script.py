@@ -62,11 +62,12 @@ ROBOT_CLOCK_TIMEOUT_S = 10.0
 
 
 class RobotClock:
-    """The robot's own time: the `tick` (ms) of its newest LowState on rt/lowstate, as the
-    G1 and the virtual robot report it. Segments timed by it last robot seconds, so a
-    simulated robot that falls behind real time (a loaded host) walks each segment for
-    its whole length rather than a shortened one. Raises, naming the topic, when no state
-    comes or the tick stops advancing for ROBOT_CLOCK_TIMEOUT_S."""
+    """The robot's own time: the `tick` of its newest LowState on rt/lowstate, read as
+    milliseconds (the virtual robot's tick counts simulated milliseconds). Segments timed
+    by it last robot seconds, so a simulated robot that falls behind real time (a loaded
+    host) walks each segment for its whole length rather than a shortened one; a real
+    robot runs in real time and needs no more than the host's clock. Raises, naming the
+    topic, when no state comes or the tick stops advancing for ROBOT_CLOCK_TIMEOUT_S."""
 
     def __init__(self, dds: DdsParticipant):
         self.reader = dds.reader(LOWSTATE_TOPIC, LowState_, stream_qos(reliable=False, depth=16))
