@@ -129,17 +129,23 @@ def measured_torque(tau: np.ndarray, noise: float, gain_error: float, seed: int)
     return tau * gain + noise * rng.standard_normal(tau.shape)
 
 
+def episode_starts(done: np.ndarray) -> np.ndarray:
+    """(T, N): the step at which each step's episode began (`done` (T, N): episode ends)."""
+    first = np.zeros(done.shape, dtype=int)
+    start = np.zeros(done.shape[1], dtype=int)
+    for t in range(done.shape[0]):
+        first[t] = start
+        start = np.where(done[t], t + 1, start)
+    return first
+
+
 def windows(obs: np.ndarray, done: np.ndarray, k: int, pool: str = "stack") -> np.ndarray:
     """(T, N, k * n_obs): the last k observations at every step, oldest first; before an
     episode's k-th step the missing ones repeat its first (as a fresh history buffer does).
     pool="mean": (T, N, 2 * n_obs), the current observation and the mean of the last k
     (which averages the sensors' noise out, as a low-pass filter on the robot would)."""
-    t_max, n, _ = obs.shape
-    first = np.zeros((t_max, n), dtype=int)  # the index of each step's episode start
-    start = np.zeros(n, dtype=int)
-    for t in range(t_max):
-        first[t] = start
-        start = np.where(done[t], t + 1, start)
+    t_max = obs.shape[0]
+    first = episode_starts(done)
     cols = []
     for lag in range(k - 1, -1, -1):
         idx = np.maximum(np.arange(t_max)[:, None] - lag, first)
@@ -156,18 +162,18 @@ def episode_baseline(obs: np.ndarray, done: np.ndarray, first: int, steps: int) 
     carries the constant parts of the randomization (encoder offsets, torso mass and
     centre of mass). `first` skips the settling after the reset's joint noise."""
     t_max, n, d = obs.shape
+    ages = np.arange(t_max)[:, None] - episode_starts(done)
     out = np.empty_like(obs)
-    total, count, age = np.zeros((n, d)), np.zeros(n), np.zeros(n, dtype=int)
+    total, count = np.zeros((n, d)), np.zeros(n)
     for t in range(t_max):
-        take = (age >= first) & (age < steps)
+        fresh = ages[t] == 0
+        total[fresh], count[fresh] = 0.0, 0
+        take = (ages[t] >= first) & (ages[t] < steps)
         total[take] += obs[t, take]
         count[take] += 1
         seen = count > 0
         out[t] = obs[t]
         out[t, seen] = total[seen] / count[seen, None]
-        age += 1
-        fresh = done[t]  # the next step starts a new episode
-        total[fresh], count[fresh], age[fresh] = 0.0, 0, 0
     return out
 
 
@@ -320,9 +326,12 @@ def main(argv: list[str] | None = None) -> int:
     for k in a.history:
         x = windows(data["obs"], data["done"], k, a.pool)[skip:]
         variants = [("by_history", x)]
-        if baseline is not None:  # the same rows, relative to the unloaded stance
-            relative = x - np.tile(baseline, (1, 1, x.shape[2] // baseline.shape[2]))
-            variants.append(("by_history_with_episode_baseline", relative if a.baseline_mode == "subtract" else np.concatenate([x, baseline], axis=2)))  # fmt: skip
+        if baseline is not None:  # the same rows, with the unloaded stance
+            if a.baseline_mode == "subtract":  # from every frame of the window
+                with_stance = x - np.tile(baseline, (1, 1, x.shape[2] // baseline.shape[2]))
+            else:
+                with_stance = np.concatenate([x, baseline], axis=2)
+            variants.append(("by_history_with_episode_baseline", with_stance))
         for key, xk in variants:
             pred = fit(xk[:, ~test].reshape(-1, xk.shape[2]), train,
                        xk[:, test].reshape(-1, xk.shape[2]), held, a.seed, a.epochs)  # fmt: skip
