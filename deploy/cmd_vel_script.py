@@ -57,6 +57,9 @@ def twist(velocity: tuple[float, float, float]) -> msgs.Twist:
     return msgs.Twist(msgs.Vector3(vx, vy, 0.0), msgs.Vector3(0.0, 0.0, yaw_rate))
 
 
+CLOCKS = ("wall", "robot")
+"""What `publish` can time its segments by: the host's clock, or RobotClock."""
+
 ROBOT_CLOCK_TIMEOUT_S = 10.0
 """With the robot's clock: how long (wall time) it may go without advancing."""
 
@@ -97,8 +100,8 @@ def publish(
     (`robot`: RobotClock; nothing is sent before its first state)."""
     if not rate_hz > 0:
         raise ValueError(f"cmd_vel --rate must be > 0 Hz, got {rate_hz}")
-    if clock not in ("wall", "robot"):
-        raise ValueError(f"cmd_vel --clock must be wall or robot, got {clock!r}")
+    if clock not in CLOCKS:
+        raise ValueError(f"cmd_vel --clock must be {' or '.join(CLOCKS)}, got {clock!r}")
     period = 1.0 / rate_hz
     written = 0
     with DdsParticipant(check_domain(domain, "--domain")) as dds:

@@ -390,7 +390,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--domain", type=int, default=0, help="DDS domain id")
     s.add_argument(
         "--clock",
-        choices=("wall", "robot"),
+        choices=("wall", "robot"),  # cmd_vel_script.CLOCKS (not imported: DDS loads slowly)
         default="wall",
         help="time the segments by this host's clock or by the robot's own (LowState's tick: "
         "a simulated robot behind real time still walks each segment its whole length)",

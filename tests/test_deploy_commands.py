@@ -420,6 +420,10 @@ def test_cmd_vel_segments_parse_and_malformed_ones_are_refused_naming_them():
         publish(segments, 0, rate_hz=0.0)
     with pytest.raises(ValueError, match="--clock must be wall or robot"):
         publish(segments, 0, clock="sim")
+    for clock in cmd_vel_script.CLOCKS:  # the CLI offers every clock `publish` takes
+        assert (
+            cli.build_parser().parse_args(["cmd-vel", "0,0,0:1", "--clock", clock]).clock == clock
+        )
 
 
 def test_the_robot_clock_reads_lowstate_ticks_and_names_a_silent_robot(monkeypatch):
