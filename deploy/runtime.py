@@ -62,6 +62,9 @@ class PolicyMetadata:
     n_obs: int
     n_actions: int
     obs_history: int = 0
+    memory_size: int = 0
+    """Units of a recurrent policy's memory: its graph takes `h` beside `obs` and returns
+    `h_next` beside `actions` (0: feed-forward, obs to actions only)."""
     action_clip: float = 1.0
     """Actions are clipped to +-this before scaling, as in training (absent in policies
     exported before it existed: those were trained with 1)."""
@@ -132,10 +135,11 @@ _JSON_FIELDS: dict[str, Callable[[object], object]] = {
     "sim_dt": _float,
     "decimation": _int,
     "obs_history": _int,
+    "memory_size": _int,
     "action_clip": _float,
 }
 
-_OPTIONAL = {"obs_history", "action_clip"}
+_OPTIONAL = {"obs_history", "memory_size", "action_clip"}
 
 
 def _check_keys(props: dict[str, str], source: str) -> None:
@@ -148,9 +152,10 @@ def _check_keys(props: dict[str, str], source: str) -> None:
 
 
 def parse_metadata(
-    props: dict[str, str], n_obs: int, n_actions: int, source: str
+    props: dict[str, str], n_obs: int, n_actions: int, source: str, memory_size: int = 0
 ) -> PolicyMetadata:
-    """Typed metadata from an ONNX file's `metadata_props`; `source` names the file in errors."""
+    """Typed metadata from an ONNX file's `metadata_props`; `source` names the file in
+    errors; n_obs, n_actions and `memory_size` are the graph's own widths."""
     _check_keys(props, source)
     fields: dict[str, object] = {key: props[key] for key in _TEXT_FIELDS}
     for key, convert in _JSON_FIELDS.items():
@@ -169,6 +174,11 @@ def parse_metadata(
                 f"{source}: metadata {key}={props[key]!r} is not {expected}"
             ) from None
     meta = PolicyMetadata(**fields, n_obs=n_obs, n_actions=n_actions)
+    if meta.memory_size != memory_size:
+        raise PolicyMetadataError(
+            f"{source}: metadata memory_size={meta.memory_size} but the graph carries "
+            f"a memory of {memory_size}"
+        )
     _check_layout(meta, source)
     return meta
 
@@ -244,38 +254,56 @@ class OnnxPolicy:
         self.raw_metadata: dict[str, str] = dict(props)
         """Every metadata string as stored, including keys PolicyMetadata does not type."""
         _check_keys(props, str(self.path))
-        n_obs, n_actions = self._graph_widths()
-        self.metadata = parse_metadata(props, n_obs, n_actions, str(self.path))
-        self._output_names = ["actions"]
+        n_obs, n_actions, n_memory = self._graph_widths()
+        self.metadata = parse_metadata(props, n_obs, n_actions, str(self.path), n_memory)
+        self.memory = Memory(n_memory) if n_memory else None
+        """A recurrent policy's state between calls (zeroed by `reset`)."""
+        self._output_names = ["actions", "h_next"] if n_memory else ["actions"]
 
-    def _graph_widths(self) -> tuple[int, int]:
-        """n_obs and n_actions, from a graph that must map obs [B, n_obs] to actions [B, n_act]."""
+    def _graph_widths(self) -> tuple[int, int, int]:
+        """n_obs, n_actions and the memory size (0: none), from a graph that must map
+        obs [B, n_obs] to actions [B, n_act], or (obs, h [B, n_mem]) to (actions, h_next)."""
         inputs, outputs = self.session.get_inputs(), self.session.get_outputs()
+        tensors = [*inputs, *outputs]
+        recurrent = [i.name for i in inputs] == ["obs", "h"]
         if (
-            [i.name for i in inputs] != ["obs"]
-            or [o.name for o in outputs] != ["actions"]
-            or len(inputs[0].shape) != 2
-            or len(outputs[0].shape) != 2
-            or not isinstance(inputs[0].shape[1], int)
-            or not isinstance(outputs[0].shape[1], int)
+            [i.name for i in inputs] not in (["obs"], ["obs", "h"])
+            or [o.name for o in outputs] != (["actions", "h_next"] if recurrent else ["actions"])
+            or any(len(t.shape) != 2 or not isinstance(t.shape[1], int) for t in tensors)
+            or (recurrent and inputs[1].shape[1] != outputs[1].shape[1])
         ):
             raise PolicyMetadataError(
-                f"{self.path}: graph must map obs [batch, n_obs] to actions [batch, n_act], "
+                f"{self.path}: graph must map obs [batch, n_obs] to actions [batch, n_act] "
+                "(a recurrent one: obs and h [batch, n_mem] to actions and h_next), "
                 f"has inputs {[(i.name, i.shape) for i in inputs]} "
                 f"and outputs {[(o.name, o.shape) for o in outputs]}"
             )
-        return inputs[0].shape[1], outputs[0].shape[1]
+        return inputs[0].shape[1], outputs[0].shape[1], inputs[1].shape[1] if recurrent else 0
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
-        """Actions (before scaling) for obs (n_obs,) or (B, n_obs); float32, same leading shape."""
+        """Actions (before scaling) for obs (n_obs,) or (B, n_obs); float32, same leading
+        shape. A recurrent policy remembers this call's rows for the next one."""
         obs = np.ascontiguousarray(obs, dtype=np.float32)
         if obs.ndim not in (1, 2) or obs.shape[-1] != self.metadata.n_obs:
             raise ValueError(
                 f"{self.path}: expected observations of shape (n_obs,) or (B, n_obs) "
                 f"with n_obs={self.metadata.n_obs}, got shape {obs.shape}"
             )
-        actions = self.session.run(self._output_names, {"obs": obs.reshape(-1, obs.shape[-1])})[0]
+        feed = {"obs": obs.reshape(-1, obs.shape[-1])}
+        if self.memory is None:
+            actions = self.session.run(self._output_names, feed)[0]
+        else:
+            feed["h"] = self.memory.state(feed["obs"].shape[0])
+            actions, h_next = self.session.run(self._output_names, feed)
+            self.memory.keep(h_next)
         return actions[0] if obs.ndim == 1 else actions
+
+    def reset(self, done: np.ndarray | None = None) -> None:
+        """Forget what a recurrent policy remembers: of every row (None: a new start, as
+        when the robot enters the policy's control) or of the rows where `done` is true
+        (episodes that ended). Nothing to forget for a feed-forward policy."""
+        if self.memory is not None:
+            self.memory.reset(done)
 
     def check_compatible(
         self,
@@ -294,3 +322,53 @@ class OnnxPolicy:
             task=task,
             source=str(self.path),
         )
+
+
+class Memory:
+    """The state a recurrent policy carries from one call to the next, one row per
+    simulation (or one for a robot): zeros at a start, whenever the batch size changes,
+    and where `reset` says an episode ended."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self.h: np.ndarray | None = None
+
+    def state(self, batch: int) -> np.ndarray:
+        if self.h is None or self.h.shape[0] != batch:
+            self.h = np.zeros((batch, self.size), dtype=np.float32)
+        return self.h
+
+    def keep(self, h_next: np.ndarray) -> None:
+        self.h = np.asarray(h_next, dtype=np.float32)
+
+    def reset(self, done: np.ndarray | None = None) -> None:
+        if done is None or self.h is None:
+            self.h = None
+        else:
+            self.h[np.asarray(done, dtype=bool)] = 0.0
+
+
+class RecurrentPolicy:
+    """A policy callable over a step function (obs, h) -> (actions, h_next), e.g. a
+    PyTorch checkpoint's recurrent actor, carrying its memory as `OnnxPolicy` does."""
+
+    def __init__(self, step: Callable[[np.ndarray, np.ndarray], tuple], size: int):
+        self._step = step
+        self.memory = Memory(size)
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        batch = np.atleast_2d(obs)
+        actions, h_next = self._step(batch, self.memory.state(batch.shape[0]))
+        self.memory.keep(h_next)
+        return actions[0] if np.ndim(obs) == 1 else actions
+
+    def reset(self, done: np.ndarray | None = None) -> None:
+        self.memory.reset(done)
+
+
+def reset_policy(policy: Callable, done: np.ndarray | None = None) -> None:
+    """`policy.reset(done)` where the policy has memory to forget (see OnnxPolicy.reset);
+    plain callables (baselines, feed-forward closures) have none."""
+    reset = getattr(policy, "reset", None)
+    if reset is not None:
+        reset(done)

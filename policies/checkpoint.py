@@ -191,6 +191,11 @@ NEW_TERMS_COUNT = 1e4
 ESTIMATOR = "estimator."
 """The state estimator's parameters (`ActorCritic.estimator`)."""
 
+MEMORY = "memory."
+"""A recurrent actor's memory (`ActorCritic.memory`): a source without one hands on its
+actor, whose first layer reads the memory through zero weights, so the new model acts
+exactly as the source did until training moves them."""
+
 
 def warm_start_state(
     target: dict[str, torch.Tensor],
@@ -219,7 +224,7 @@ def warm_start_state(
     source that was told the true value hands on its weights and statistics). `source_var_floor`: the source model's
     normalizer variance floor (what its dropped columns read as at 0).
     """
-    fresh = [k for k in target if k not in source and k.startswith(ESTIMATOR)]
+    fresh = [k for k in target if k not in source and k.startswith((ESTIMATOR, MEMORY))]
     missing = [
         k for k in target if k not in source and not k.startswith(RETURN_SCALER) and k not in fresh
     ]
@@ -241,6 +246,9 @@ def warm_start_state(
             out[key] = new.clone()
             continue
         old = source[key]
+        memory = _memory_columns(key, old, new, obs_sizes, target)
+        if memory:  # the source's input columns, then zeros for the memory it lacked
+            new = new[..., :-memory]
         critic = key.startswith("critic")
         sizes, cols = (critic_obs_sizes if critic else obs_sizes), maps[critic]
         identity = sizes[0] == sizes[1] and bool((cols == torch.arange(sizes[1])).all())
@@ -258,6 +266,8 @@ def warm_start_state(
                 f"layer {key!r}: source shape {tuple(old.shape)}, new model "
                 f"{tuple(new.shape)}; only the observation's terms may differ"
             )
+        if memory:
+            out[key] = torch.cat([out[key], out[key].new_zeros(*out[key].shape[:-1], memory)], -1)
     for critic, normalizer in ((False, "obs_normalizer"), (True, "critic_obs_normalizer")):
         # New columns start at mean 0, variance 1; with the source's sample count they
         # would hardly move (each step weighs its batch by batch / count, and a long run's
@@ -281,6 +291,24 @@ def warm_start_state(
         bias = key.removesuffix("weight") + "bias"
         out[bias] = out[bias] + source[key][:, dropped] @ zero_in
     return out
+
+
+def _memory_columns(
+    key: str,
+    old: torch.Tensor,
+    new: torch.Tensor,
+    obs_sizes: tuple[int, int],
+    target: dict[str, torch.Tensor],
+) -> int:
+    """How many memory columns an actor's first-layer weight `key` has in the new model
+    that the source's lacks (0 unless a feed-forward source warm-starts a recurrent one)."""
+    hidden = target.get(f"{MEMORY}weight_hh")
+    if hidden is None or not key.startswith("actor.") or not key.endswith(".weight"):
+        return 0
+    memory = hidden.shape[1]
+    if new.dim() == 2 and old.dim() == 2 and new.shape[1] == obs_sizes[1] + memory:
+        return memory if old.shape[1] == obs_sizes[0] else 0
+    return 0
 
 
 def _prefix_columns(n_old: int, n_new: int) -> list[int]:

@@ -40,6 +40,14 @@ class ModelConfig:
     """Hidden layers of the state estimator, built only where the task names quantities
     for the actor to estimate (`estimate_terms`, e.g. g1-force's
     `task.actor_estimates_force`)."""
+    memory_size: int = 0
+    """Units of the actor's memory, a GRU cell over the normalized observation whose state
+    the actor reads beside the observation (0: a feed-forward actor). Why: what the robot
+    does not sense, such as a steady push on its torso, shows only in how its state
+    evolves over many steps; an actor with memory can infer it, one that sees a single
+    step cannot. The critic stays feed-forward (it is told the privileged state). The
+    state travels with the exported policy (ONNX input `h`, output `h_next`) and is zeroed
+    at every episode start, in training, evaluation and on the robot."""
 
     def validate(self) -> None:
         if self.arch not in ("decoupled", "coupled"):
@@ -60,6 +68,8 @@ class ModelConfig:
             )
         if self.init_std <= 0:
             raise ValueError(f"model.init_std must be positive, got {self.init_std}")
+        if self.memory_size < 0:
+            raise ValueError(f"model.memory_size must be 0 or more, got {self.memory_size}")
         if self.init not in ("default", "orthogonal"):
             raise ValueError(f"model.init must be 'default' or 'orthogonal', got {self.init!r}")
         if self.max_std is not None and self.max_std < self.init_std:

@@ -7,6 +7,7 @@ from collections.abc import Callable
 import numpy as np
 from tqdm import tqdm
 
+from simreal.deploy.runtime import reset_policy
 from simreal.policies.vecenv import VecEnv
 
 Policy = Callable[[np.ndarray], np.ndarray]
@@ -27,13 +28,16 @@ def evaluate(env: VecEnv, policy: Policy, max_steps: int = 100_000) -> dict:
     reductions = getattr(env, "metric_reductions", {})
     agents = getattr(env, "agents_per_sim", 1)
     obs, _ = env.reset()
+    reset_policy(policy)
     ended: dict[str, list[float]] = {}
     finished = np.zeros(env.num_envs, dtype=bool)
     with EpisodeBar(env) as bar:
         for _ in range(max_steps):
             step = env.step(policy(obs))
             obs = step.obs
-            done_ids = np.flatnonzero(np.asarray(step.terminated) | np.asarray(step.truncated))
+            done = np.asarray(step.terminated) | np.asarray(step.truncated)
+            reset_policy(policy, done)
+            done_ids = np.flatnonzero(done)
             first = ~finished[done_ids]
             finished[done_ids] = True
             episode = step.info.get("episode")

@@ -35,6 +35,17 @@ class _Deterministic(nn.Module):
         return self.model.act_inference(obs)
 
 
+class _Recurrent(nn.Module):
+    """Exports a recurrent actor's `step`: (obs, h) to (actions, h_next)."""
+
+    def __init__(self, model: ActorCritic):
+        super().__init__()
+        self.model = model
+
+    def forward(self, obs: torch.Tensor, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.model.step(obs, h)
+
+
 def _simreal_version() -> str:
     try:
         return version("simreal")
@@ -43,7 +54,9 @@ def _simreal_version() -> str:
 
 
 def export_onnx(model: ActorCritic, path: Path, metadata: dict[str, object]) -> Path:
-    """Write `model` as an ONNX policy: input `obs` (batch, n_obs), output `actions`.
+    """Write `model` as an ONNX policy: input `obs` (batch, n_obs), output `actions`; a
+    recurrent actor also takes its memory `h` (batch, memory_size) and returns the next,
+    `h_next`, and the metadata says `memory_size` (the runtime carries the state).
 
     Metadata values become strings (non-strings JSON-encoded), plus `simreal_version`
     of the code that wrote the file, which overrides any value passed in. The file is
@@ -54,18 +67,26 @@ def export_onnx(model: ActorCritic, path: Path, metadata: dict[str, object]) -> 
     # The TorchScript exporter is deprecated but exact and dependency-free for these MLPs.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
+        if model.recurrent:
+            wrapper, names = _Recurrent(model), (["obs", "h"], ["actions", "h_next"])
+            example = (torch.zeros(1, n_obs), model.initial_state(1))
+        else:
+            wrapper, names = _Deterministic(model), (["obs"], ["actions"])
+            example = (torch.zeros(1, n_obs),)
         torch.onnx.export(
-            _Deterministic(model),
-            (torch.zeros(1, n_obs),),
+            wrapper,
+            example,
             buffer,
-            input_names=["obs"],
-            output_names=["actions"],
-            dynamic_axes={"obs": {0: "batch"}, "actions": {0: "batch"}},
+            input_names=names[0],
+            output_names=names[1],
+            dynamic_axes={name: {0: "batch"} for name in names[0] + names[1]},
             opset_version=OPSET,
             dynamo=False,
         )
     proto = onnx.load_model_from_string(buffer.getvalue())
     props = {**metadata, "simreal_version": _simreal_version()}
+    if model.recurrent:
+        props["memory_size"] = model.memory_size
     for key, value in props.items():
         entry = proto.metadata_props.add()
         entry.key = key

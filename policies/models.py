@@ -189,6 +189,12 @@ class ActorCritic(nn.Module):
         n_est = len(estimate_columns)
         if n_est and structure is not None:
             raise ValueError("a state estimator needs a plain observation (no structure)")
+        n_mem = cfg.memory_size
+        if n_mem and (n_est or structure is not None):
+            raise ValueError(
+                "model.memory_size: a recurrent actor needs a plain observation and no "
+                "state estimator (its memory is what infers the unobserved state)"
+            )
         self.register_buffer(
             "estimate_columns",
             torch.tensor(list(estimate_columns), dtype=torch.long),
@@ -201,7 +207,11 @@ class ActorCritic(nn.Module):
             n_obs + n_est, floor, raw=raw_columns(structure)
         )
         self.critic_obs_normalizer = EmpiricalNormalization(n_critic_obs, floor)
-        self.actor = GroupedActor(n_obs + n_est, groups, cfg, structure)
+        self.memory_size = n_mem
+        self.memory = nn.GRUCell(n_obs, n_mem) if n_mem else None
+        """The actor's memory (model.memory_size); its state is the caller's to carry
+        (`step`, `sequence_input`), so one model serves any number of simulations."""
+        self.actor = GroupedActor(n_obs + n_est + n_mem, groups, cfg, structure)
         self.critic = mlp(n_critic_obs, cfg.critic_hidden, 1, cfg.activation)
         self.estimator = mlp(n_obs, cfg.estimator_hidden, n_est, cfg.activation) if n_est else None
         self.reads_truth = False
@@ -265,6 +275,7 @@ class ActorCritic(nn.Module):
     def distribution(self, obs: torch.Tensor, critic_obs: torch.Tensor | None = None) -> Normal:
         """The policy's action distribution; `critic_obs` serves only the estimator's
         warm-up (`reads_truth`)."""
+        self._feed_forward("distribution")
         return self._distribution(self.actor_input(obs, critic_obs))
 
     def distribution_and_estimate(
@@ -283,8 +294,64 @@ class ActorCritic(nn.Module):
         return Normal(mean, self.actor.std().expand_as(mean), validate_args=False)
 
     def act_inference(self, obs: torch.Tensor) -> torch.Tensor:
-        """Deterministic action: the mean, as deployed."""
+        """Deterministic action: the mean, as deployed (a feed-forward actor; a recurrent
+        one acts with `step`, which carries its state)."""
+        self._feed_forward("act_inference")
         return self.actor(self.actor_input(obs))
+
+    @property
+    def recurrent(self) -> bool:
+        return self.memory is not None
+
+    def _feed_forward(self, what: str) -> None:
+        if self.memory is not None:
+            raise TypeError(
+                f"{what}: this actor has memory (model.memory_size={self.memory_size}); "
+                "act with step(obs, h), which carries its state"
+            )
+
+    def initial_state(self, batch: int) -> torch.Tensor:
+        """The memory at an episode's start: zeros (batch, memory_size)."""
+        return torch.zeros(batch, self.memory_size, device=self.obs_normalizer.mean.device)
+
+    def _remember(self, obs: torch.Tensor, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The actor's input (normalized observation, then the new memory) and the memory."""
+        x = self.obs_normalizer(obs)
+        h_next = self.memory(x, h)
+        return torch.cat([x, h_next], dim=1), h_next
+
+    def step(self, obs: torch.Tensor, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """A recurrent actor's deterministic action and its next memory (what is exported
+        and deployed); `h` (batch, memory_size): the memory before this step."""
+        x, h_next = self._remember(obs, h)
+        return self.actor(x), h_next
+
+    def distribution_step(self, obs: torch.Tensor, h: torch.Tensor) -> tuple[Normal, torch.Tensor]:
+        """A recurrent actor's action distribution at one step, and its next memory."""
+        x, h_next = self._remember(obs, h)
+        return self._distribution(x), h_next
+
+    def sequence_input(
+        self, obs: torch.Tensor, h0: torch.Tensor, dones: torch.Tensor
+    ) -> torch.Tensor:
+        """The actor's inputs (T * B, n) along stored trajectories, time-major, for an
+        update: obs (T, B, n_obs) from the memory `h0` (B, memory_size) they started with,
+        the memory zeroed after every step whose `dones` (T, B) is 1, as it was while
+        acting. Gradients flow back through the whole sequence (truncated at its start)."""
+        steps, batch = dones.shape
+        x = self.obs_normalizer(obs.flatten(0, 1)).view(steps, batch, -1)
+        h, inputs = h0, []
+        for t in range(steps):
+            h = self.memory(x[t], h)
+            inputs.append(torch.cat([x[t], h], dim=1))
+            h = h * (1.0 - dones[t]).unsqueeze(1)
+        return torch.cat(inputs, dim=0)
+
+    def sequence_distribution(
+        self, obs: torch.Tensor, h0: torch.Tensor, dones: torch.Tensor
+    ) -> Normal:
+        """`sequence_input`'s action distributions, (T * B, n_actions)."""
+        return self._distribution(self.sequence_input(obs, h0, dones))
 
     def value(self, critic_obs: torch.Tensor) -> torch.Tensor:
         return self.critic(self.critic_obs_normalizer(critic_obs)).squeeze(-1)

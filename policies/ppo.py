@@ -53,6 +53,9 @@ class PPO:
             model.return_scaler = ReturnScaler(storage.num_envs, cfg.gamma, cfg.return_clip).to(
                 storage.device
             )
+        self.memory = model.initial_state(storage.num_envs) if model.recurrent else None
+        """A recurrent actor's memory of every simulation while acting (zeroed where an
+        episode ends; not checkpointed: training restarts its simulations on resume)."""
         self.group_of_action = self._group_membership(cfg, model.action_groups)
         if self.group_of_action is not None:
             self.group_of_action = self.group_of_action.to(storage.device)
@@ -80,7 +83,7 @@ class PPO:
     ) -> torch.Tensor:
         """Sample actions for a rollout step and record what the update will need
         (`expert`: the expert's actions in these states, for the imitation term)."""
-        actions, self._pending = self._sample(obs, critic_obs)
+        actions, self._pending = self._sample(obs, critic_obs, slice(None), self.storage.step)
         if expert is not None:  # else the storage's expert rows stay zero, unused
             self._pending["expert"] = expert
         return actions
@@ -91,13 +94,14 @@ class PPO:
     ) -> torch.Tensor:
         """`act` for the simulations `rows` alone, written straight into rollout step
         `step` (a group of `OverlappedEnv` acts as soon as its own step has ended)."""
-        actions, pending = self._sample(obs, critic_obs)
+        actions, pending = self._sample(obs, critic_obs, rows, step)
         self.storage.write(step, rows, **pending)
         return actions
 
     def _sample(
-        self, obs: torch.Tensor, critic_obs: torch.Tensor
+        self, obs: torch.Tensor, critic_obs: torch.Tensor, rows: slice, step: int
     ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """Actions for the simulations `rows` at rollout step `step`."""
         if self.cfg.normalizer_update == "step":
             self.distributed.update_normalizers(
                 [
@@ -105,7 +109,14 @@ class PPO:
                     (self.model.critic_obs_normalizer, critic_obs),
                 ]
             )
-        dist = self.model.distribution(obs, critic_obs)
+        if self.memory is None:
+            dist = self.model.distribution(obs, critic_obs)
+        else:
+            if step == 0:  # the update replays the memory from here
+                if self.storage.h0 is None:
+                    self.storage.h0 = torch.zeros_like(self.memory)
+                self.storage.h0[rows] = self.memory[rows]
+            dist, self.memory[rows] = self.model.distribution_step(obs, self.memory[rows])
         # Drawn on the CPU generator whatever the device: the same noise on CPU and GPU.
         noise = torch.randn(dist.mean.shape, generator=self.generator).to(obs.device)
         actions = dist.mean + dist.stddev * noise
@@ -124,12 +135,16 @@ class PPO:
         """Store the environment's answer; bootstrap the value where a time limit cut in."""
         rewards, dones = self._targets(step, slice(None))
         self.storage.add(rewards=rewards, dones=dones, **self._pending)
+        if self.memory is not None:  # a new episode starts with an empty memory
+            self.memory *= (1.0 - dones).unsqueeze(1)
 
     @torch.no_grad()
     def record_rows(self, step_index: int, rows: slice, step: StepResult) -> None:
         """`record` for the simulations `rows` alone (their group's StepResult)."""
         rewards, dones = self._targets(step, rows)
         self.storage.write(step_index, rows, rewards=rewards, dones=dones)
+        if self.memory is not None:
+            self.memory[rows] *= (1.0 - dones).unsqueeze(1)
 
     def _targets(self, step: StepResult, rows: slice) -> tuple[torch.Tensor, torch.Tensor]:
         """The step's rewards (scaled, bootstrapped where a time limit cut in) and dones."""
@@ -176,7 +191,10 @@ class PPO:
             for b in self.storage.minibatches(cfg.num_minibatches, self.generator)
         )
         for b in batches:
-            dist, estimate = self.model.distribution_and_estimate(b.obs, b.critic_obs)
+            if b.h0 is None:
+                dist, estimate = self.model.distribution_and_estimate(b.obs, b.critic_obs)
+            else:
+                dist, estimate = self.model.sequence_distribution(*b.sequences()), None
             values = self.model.value(b.critic_obs)
             entropy = dist.entropy().sum(-1).mean()
             kl = self._kl(b.old_mean, b.old_std, dist.mean, dist.stddev)

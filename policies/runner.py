@@ -130,6 +130,7 @@ class OnPolicyRunner:
                 env.num_actions,
                 self.distributed.seed(cfg.seed),
                 self.distributed,
+                env.num_envs,
             )
             if cfg.algorithm == "dagger"
             else None
@@ -207,6 +208,19 @@ class OnPolicyRunner:
         return state() if state is not None else self.curriculum_state()
 
     def policy_fn(self):
+        """The deterministic policy as a callable on observations (one that carries its
+        memory where the actor is recurrent)."""
+        if self.model.recurrent:
+            from simreal.deploy.runtime import RecurrentPolicy
+
+            def step(obs: np.ndarray, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                with torch.inference_mode():
+                    o, m = self._to_learner(obs, h)
+                    action, h_next = self.model.step(o, m)
+                return action.cpu().numpy(), h_next.cpu().numpy()
+
+            return RecurrentPolicy(step, self.model.memory_size)
+
         def act(obs: np.ndarray) -> np.ndarray:
             with torch.inference_mode():
                 return self.model.act_inference(self._to_learner(obs)[0]).cpu().numpy()

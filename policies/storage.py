@@ -21,6 +21,17 @@ class Batch:
     returns: torch.Tensor
     expert: torch.Tensor
     """The expert's actions (zeros unless PPO imitates one)."""
+    h0: torch.Tensor | None = None
+    """A recurrent actor's memory at the start of these trajectories (B, memory_size);
+    with it, every per-step field above is (T * B, ...), time-major, B whole trajectories
+    of the rollout's T steps."""
+    dones: torch.Tensor | None = None
+    """(T, B): where each trajectory's episode ended (its memory was zeroed after)."""
+
+    def sequences(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(obs (T, B, n_obs), h0, dones): what `ActorCritic.sequence_input` unrolls."""
+        steps, batch = self.dones.shape
+        return self.obs.view(steps, batch, -1), self.h0, self.dones
 
 
 class RolloutStorage:
@@ -52,6 +63,8 @@ class RolloutStorage:
         self.dones = zeros(t, n)
         self.advantages = zeros(t, n)
         self.returns = zeros(t, n)
+        self.h0: torch.Tensor | None = None
+        """A recurrent actor's memory at the rollout's first step (set by the algorithm)."""
         self.step = 0
 
     def add(self, **fields: torch.Tensor) -> None:
@@ -88,6 +101,11 @@ class RolloutStorage:
         self.step = 0
 
     def minibatches(self, num_minibatches: int, generator: torch.Generator) -> Iterator[Batch]:
+        """Shuffled single steps; whole trajectories per simulation where the rollout
+        holds a recurrent actor's memory (`h0`), since its updates replay the memory."""
+        if self.h0 is not None:
+            yield from self._trajectory_minibatches(num_minibatches, generator)
+            return
         total = self.num_steps * self.num_envs
         size = total // num_minibatches
         order = torch.randperm(total, generator=generator).to(self.device)
@@ -106,3 +124,32 @@ class RolloutStorage:
         for i in range(num_minibatches):
             idx = order[i * size : (i + 1) * size]
             yield Batch(**{name: value[idx] for name, value in flat.items()})
+
+    def _trajectory_minibatches(
+        self, num_minibatches: int, generator: torch.Generator
+    ) -> Iterator[Batch]:
+        """Minibatches of whole simulations' trajectories (all T steps of num_envs /
+        num_minibatches simulations), with their starting memory and episode ends."""
+        if num_minibatches > self.num_envs:
+            raise ValueError(
+                f"ppo.num_minibatches={num_minibatches}: a recurrent actor's minibatches "
+                f"are whole simulations' trajectories, and there are {self.num_envs}"
+            )
+        size = self.num_envs // num_minibatches
+        order = torch.randperm(self.num_envs, generator=generator).to(self.device)
+        per_step = {
+            "obs": self.obs,
+            "critic_obs": self.critic_obs,
+            "actions": self.actions,
+            "old_log_prob": self.log_prob,
+            "old_mean": self.mean,
+            "old_std": self.std,
+            "old_values": self.values,
+            "advantages": self.advantages,
+            "returns": self.returns,
+            "expert": self.expert,
+        }
+        for i in range(num_minibatches):
+            envs = order[i * size : (i + 1) * size]
+            fields = {name: v[:, envs].flatten(0, 1) for name, v in per_step.items()}
+            yield Batch(**fields, h0=self.h0[envs], dones=self.dones[:, envs])

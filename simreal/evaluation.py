@@ -53,6 +53,15 @@ def load_policy(path: Path) -> tuple[Policy, dict[str, Any]]:
         else:
             config, ckpt = read_config(path.parent.parent), path
         model = load_actor_critic(ckpt)
+        if model.recurrent:
+            from simreal.deploy.runtime import RecurrentPolicy
+
+            def step(obs: np.ndarray, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                with torch.inference_mode():
+                    action, h_next = model.step(torch.from_numpy(obs), torch.from_numpy(h))
+                return action.numpy(), h_next.numpy()
+
+            return RecurrentPolicy(step, model.memory_size), config
 
         def act(obs: np.ndarray) -> np.ndarray:
             with torch.inference_mode():
@@ -250,7 +259,10 @@ def render_episode(env, policy: Policy, recorder, spec, max_frames: int) -> None
     a G1 episode takes minutes to render on a CPU."""
     from tqdm import tqdm
 
+    from simreal.deploy.runtime import reset_policy
+
     obs, _ = env.reset()
+    reset_policy(policy)  # the evaluation before used the same policy
     with tqdm(total=max_frames, desc="rendering", unit="frame", leave=False) as bar:
         while True:
             if spec.follow is not None:

@@ -52,10 +52,12 @@ def g1_metadata(**overrides) -> dict:
     return {**meta, **overrides}
 
 
-def export_g1_policy(path: Path, **overrides) -> Path:
+def export_g1_policy(path: Path, memory_size: int = 0, **overrides) -> Path:
+    """`memory_size` > 0: a recurrent policy (its graph carries a memory of that size)."""
     n_obs = sum(size for _, size in POLICY_OBSERVATION)
     groups = {name: tuple(idx) for name, idx in ACTION_GROUPS.items()}
-    model = ActorCritic(n_obs, n_obs, groups, ModelConfig(actor_hidden=(32,), critic_hidden=(32,)))
+    cfg = ModelConfig(actor_hidden=(32,), critic_hidden=(32,), memory_size=memory_size)
+    model = ActorCritic(n_obs, n_obs, groups, cfg)
     return export_onnx(model, path, g1_metadata(**overrides))
 
 

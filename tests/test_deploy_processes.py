@@ -81,6 +81,29 @@ def test_estop_key_in_the_deploy_terminal(tmp_path):
     assert restored == saved
 
 
+def test_a_recurrent_policy_drives_the_virtual_robot_over_dds(tmp_path):
+    """A policy with memory (ONNX inputs obs and h) loads in the node, runs from the
+    start command until the robot goes away, and the node damps as for any policy."""
+    policy = export_g1_policy(tmp_path / "g1.onnx", memory_size=16)
+    dom = domain(4)
+    robot = virtual_g1(dom, "--band", duration_s=90)
+    node = None
+    try:
+        node = g1_node(policy, dom, duration_s=120)
+        with DdsParticipant(dom) as dds:
+            commands = dds.writer(topic_name("/simreal/command"), String)
+            node.wait_for("MOVE_TO_DEFAULT -> HOLD", 30)
+            send_until(commands, "start", node, "HOLD -> ACTIVE")
+            time.sleep(1.0)
+        robot.stop()
+        line = node.wait_for("-> DAMPING", 15)
+    finally:
+        robot.stop()
+        node_summary = node.stop() if node else None
+    assert "ACTIVE -> DAMPING (watchdog" in line
+    assert node_summary["policy_steps"] > 10 and node_summary["bad_states"] == 0
+
+
 def test_ros2_transport_over_cyclonedds():
     """`deploy --transport ros2` drives a robot that speaks ROS 2 (rt/joint_states,
     rt/imu in; rt/joint_commands out; std_msgs/String lifecycle state), here the virtual

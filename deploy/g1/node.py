@@ -320,7 +320,8 @@ class G1Node:
     def _on_enter(self, mode: Mode) -> None:
         if mode is Mode.MOVE_TO_DEFAULT:
             self.move_from = self.state.q.copy()
-        elif mode is Mode.ACTIVE:
+        elif mode is Mode.ACTIVE:  # a fresh start: a recurrent policy forgets the last run
+            self.policy.reset()
             self.next_policy_s = 0.0
             self.active_steps = 0
             self.last_action[:] = 0.0

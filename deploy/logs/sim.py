@@ -21,6 +21,7 @@ import numpy as np
 
 from simreal.deploy.logs.reader import Rollout
 from simreal.deploy.logs.rollout import LogMeta, RolloutLog
+from simreal.deploy.runtime import reset_policy
 from simreal.sim import EngineError
 from simreal.tasks import TaskEnv
 from simreal.tasks.rotations import quat_to_matrix
@@ -110,6 +111,7 @@ def record_episode(
     """
     probe = SimProbe(env)
     obs, _ = env.reset()
+    reset_policy(policy)  # a recurrent policy starts the logged episode with no memory
     dt = env.control_dt
     signals = task_signals(meta_fields.get("task", ""))
     meta = sim_log_meta(env, signal_names=tuple(s.name for s in signals), **meta_fields)
