@@ -99,6 +99,7 @@ def wander(
     zero_action: bool = False,
     blind: bool = False,
     overrides: list[str] = (),
+    onset_s: float = 0.0,
 ) -> dict:
     policy, config = load_policy(policy_path)
     if zero_action:  # the PD loop holding the default pose, no policy
@@ -125,13 +126,13 @@ def wander(
     obs, _ = env.reset()
     # one torso event per simulation, from now on and never released (so never resampled)
     schedule = env.schedule
-    schedule.onset_s[:, 0] = 0.0
+    schedule.onset_s[:, 0] = onset_s
     schedule.ramp_s[:, 0] = ramp_s
     schedule.hold_s[:, 0] = np.inf
     schedule.magnitude_n[:, 0] = force_n
     schedule.direction[:, 0] = direction
-    steps = round(seconds / env.control_dt)
-    ramp_steps = max(1, round(ramp_s / env.control_dt))
+    steps = round((onset_s + seconds) / env.control_dt)
+    ramp_steps = max(1, round((onset_s + ramp_s) / env.control_dt))
     start_xy = None
     drift, fell, up = np.zeros(sims), np.zeros(sims, dtype=bool), np.ones(sims, dtype=bool)
     applied = 0.0
@@ -178,6 +179,7 @@ def wander(
             "randomized": not nominal,
             "seconds": seconds,
             "ramp_s": ramp_s,
+            "onset_s": onset_s,
             "seed": seed,
             "task_overrides": list(overrides),
             "engine": "mjbatch",
@@ -199,6 +201,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sims", type=int, default=64)
     p.add_argument("--seconds", type=float, default=8.0)
     p.add_argument("--ramp", type=float, default=1.0, help="ramp time, s")
+    p.add_argument(
+        "--onset",
+        type=float,
+        default=0.0,
+        help="s standing unpushed before the ramp (0: from the episode's start); a "
+        "recurrent policy's memory starts empty at the start, as on the robot",
+    )
     p.add_argument("--nominal", action="store_true", help="no randomization")
     p.add_argument("--friction", type=float, default=0.7, help="foot friction with --nominal")
     p.add_argument("--seed", type=int, default=3)
@@ -221,8 +230,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--json", type=Path)
     a = p.parse_args(argv)
-    if a.force < 0 or a.sims < 4 or a.seconds <= a.ramp or not 0 < a.friction <= 2:
-        p.error("need --force >= 0, --sims >= 4, --seconds > --ramp, --friction in (0, 2]")
+    if a.force < 0 or a.sims < 4 or a.seconds <= a.ramp or not 0 < a.friction <= 2 or a.onset < 0:
+        p.error(
+            "need --force >= 0, --sims >= 4, --seconds > --ramp, --friction in (0, 2], --onset >= 0"
+        )
     report = wander(
         a.policy,
         a.force,
@@ -235,6 +246,7 @@ def main(argv: list[str] | None = None) -> int:
         a.zero_action,
         a.blind,
         a.set,
+        a.onset,
     )
     emit(report, a.json)
     return 0

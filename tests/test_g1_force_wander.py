@@ -68,6 +68,21 @@ def test_a_wander_run_applies_its_force_and_counts_every_simulation(tmp_path):
     assert all(s["sims"] == 2 for s in report["sectors"].values())
 
 
+def test_an_onset_runs_its_seconds_after_the_standing_and_a_recurrent_policy_runs(tmp_path):
+    """`--onset S`: the robot stands unpushed for S seconds, then the push ramps and holds
+    for `--seconds` (the whole push is applied); a policy with memory runs like any other."""
+    from _g1_policy import export_g1_policy
+
+    wander = load()
+    policy = export_g1_policy(tmp_path / "g1.onnx", memory_size=8)
+    out = tmp_path / "wander.json"
+    args = [str(policy), "--force", "30", "--sims", "4", "--seconds", "0.3", "--ramp", "0.2"]
+    assert wander.main([*args, "--onset", "0.5", "--nominal", "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["conditions"]["onset_s"] == 0.5
+    assert np.isclose(report["largest_torso_force_applied_n"], 30.0)
+
+
 def test_blind_zeroes_only_the_oracle_force_and_refuses_a_policy_without_it():
     import pytest
 
