@@ -303,12 +303,11 @@ def _memory_columns(
     """How many memory columns an actor's first-layer weight `key` has in the new model
     that the source's lacks (0 unless a feed-forward source warm-starts a recurrent one)."""
     hidden = target.get(f"{MEMORY}weight_hh")
-    if hidden is None or not key.startswith("actor.") or not key.endswith(".weight"):
+    if hidden is None or not key.startswith("actor.") or new.dim() != 2 or old.dim() != 2:
         return 0
     memory = hidden.shape[1]
-    if new.dim() == 2 and old.dim() == 2 and new.shape[1] == obs_sizes[1] + memory:
-        return memory if old.shape[1] == obs_sizes[0] else 0
-    return 0
+    widened = new.shape[1] == obs_sizes[1] + memory and old.shape[1] == obs_sizes[0]
+    return memory if widened else 0
 
 
 def _prefix_columns(n_old: int, n_new: int) -> list[int]:

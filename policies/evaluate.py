@@ -7,10 +7,35 @@ from collections.abc import Callable
 import numpy as np
 from tqdm import tqdm
 
-from simreal.deploy.runtime import reset_policy
+from simreal.deploy.runtime import RecurrentPolicy, reset_policy
 from simreal.policies.vecenv import VecEnv
 
 Policy = Callable[[np.ndarray], np.ndarray]
+
+
+def model_policy(model, to_tensor: Callable[[np.ndarray], object] | None = None) -> Policy:
+    """An ActorCritic's deterministic policy as a callable on numpy observations: its mean
+    action, through `step` with the memory carried (RecurrentPolicy) where the actor is
+    recurrent. `to_tensor`: numpy to a tensor on the model's device (default: a CPU
+    tensor sharing the array)."""
+    import torch
+
+    to_tensor = to_tensor or torch.from_numpy
+
+    if model.recurrent:
+
+        def step(obs: np.ndarray, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            with torch.inference_mode():
+                action, h_next = model.step(to_tensor(obs), to_tensor(h))
+            return action.cpu().numpy(), h_next.cpu().numpy()
+
+        return RecurrentPolicy(step, model.memory_size)
+
+    def act(obs: np.ndarray) -> np.ndarray:
+        with torch.inference_mode():
+            return model.act_inference(to_tensor(obs)).cpu().numpy()
+
+    return act
 
 
 def evaluate(env: VecEnv, policy: Policy, max_steps: int = 100_000) -> dict:

@@ -56,6 +56,8 @@ class PPO:
         self.memory = model.initial_state(storage.num_envs) if model.recurrent else None
         """A recurrent actor's memory of every simulation while acting (zeroed where an
         episode ends; not checkpointed: training restarts its simulations on resume)."""
+        if self.memory is not None:  # the memory each rollout starts from, for its update
+            storage.h0 = torch.zeros_like(self.memory)
         self.group_of_action = self._group_membership(cfg, model.action_groups)
         if self.group_of_action is not None:
             self.group_of_action = self.group_of_action.to(storage.device)
@@ -113,8 +115,6 @@ class PPO:
             dist = self.model.distribution(obs, critic_obs)
         else:
             if step == 0:  # the update replays the memory from here
-                if self.storage.h0 is None:
-                    self.storage.h0 = torch.zeros_like(self.memory)
                 self.storage.h0[rows] = self.memory[rows]
             dist, self.memory[rows] = self.model.distribution_step(obs, self.memory[rows])
         # Drawn on the CPU generator whatever the device: the same noise on CPU and GPU.

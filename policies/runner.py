@@ -17,7 +17,7 @@ from simreal.policies.checkpoint import newest_readable, save_checkpoint
 from simreal.policies.config import TrainConfig
 from simreal.policies.dagger import DAgger
 from simreal.policies.distributed import Distributed
-from simreal.policies.evaluate import evaluate
+from simreal.policies.evaluate import evaluate, model_policy
 from simreal.policies.logger import TrainingLogger
 from simreal.policies.models import ActorCritic
 from simreal.policies.ppo import PPO
@@ -210,22 +210,7 @@ class OnPolicyRunner:
     def policy_fn(self):
         """The deterministic policy as a callable on observations (one that carries its
         memory where the actor is recurrent)."""
-        if self.model.recurrent:
-            from simreal.deploy.runtime import RecurrentPolicy
-
-            def step(obs: np.ndarray, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-                with torch.inference_mode():
-                    o, m = self._to_learner(obs, h)
-                    action, h_next = self.model.step(o, m)
-                return action.cpu().numpy(), h_next.cpu().numpy()
-
-            return RecurrentPolicy(step, self.model.memory_size)
-
-        def act(obs: np.ndarray) -> np.ndarray:
-            with torch.inference_mode():
-                return self.model.act_inference(self._to_learner(obs)[0]).cpu().numpy()
-
-        return act
+        return model_policy(self.model, lambda array: self._to_learner(array)[0])
 
     def learn(self) -> None:
         """Train until the step or time budget is spent or evaluation reaches the target."""

@@ -109,21 +109,25 @@ class RolloutStorage:
         total = self.num_steps * self.num_envs
         size = total // num_minibatches
         order = torch.randperm(total, generator=generator).to(self.device)
-        flat = {
-            "obs": self.obs.flatten(0, 1),
-            "critic_obs": self.critic_obs.flatten(0, 1),
-            "actions": self.actions.flatten(0, 1),
-            "old_log_prob": self.log_prob.flatten(),
-            "old_mean": self.mean.flatten(0, 1),
-            "old_std": self.std.flatten(0, 1),
-            "old_values": self.values.flatten(),
-            "advantages": self.advantages.flatten(),
-            "returns": self.returns.flatten(),
-            "expert": self.expert.flatten(0, 1),
-        }
+        flat = {name: value.flatten(0, 1) for name, value in self._per_step().items()}
         for i in range(num_minibatches):
             idx = order[i * size : (i + 1) * size]
             yield Batch(**{name: value[idx] for name, value in flat.items()})
+
+    def _per_step(self) -> dict[str, torch.Tensor]:
+        """Batch's per-step fields, (num_steps, num_envs, ...) each."""
+        return {
+            "obs": self.obs,
+            "critic_obs": self.critic_obs,
+            "actions": self.actions,
+            "old_log_prob": self.log_prob,
+            "old_mean": self.mean,
+            "old_std": self.std,
+            "old_values": self.values,
+            "advantages": self.advantages,
+            "returns": self.returns,
+            "expert": self.expert,
+        }
 
     def _trajectory_minibatches(
         self, num_minibatches: int, generator: torch.Generator
@@ -137,18 +141,7 @@ class RolloutStorage:
             )
         size = self.num_envs // num_minibatches
         order = torch.randperm(self.num_envs, generator=generator).to(self.device)
-        per_step = {
-            "obs": self.obs,
-            "critic_obs": self.critic_obs,
-            "actions": self.actions,
-            "old_log_prob": self.log_prob,
-            "old_mean": self.mean,
-            "old_std": self.std,
-            "old_values": self.values,
-            "advantages": self.advantages,
-            "returns": self.returns,
-            "expert": self.expert,
-        }
+        per_step = self._per_step()
         for i in range(num_minibatches):
             envs = order[i * size : (i + 1) * size]
             fields = {name: v[:, envs].flatten(0, 1) for name, v in per_step.items()}

@@ -42,9 +42,8 @@ def load_policy(path: Path) -> tuple[Policy, dict[str, Any]]:
         }
         return policy, config
     if path.is_dir() or (path.is_file() and path.suffix == ".pt"):
-        import torch
-
         from simreal.policies.checkpoint import latest_checkpoint, load_actor_critic
+        from simreal.policies.evaluate import model_policy
 
         if path.is_dir():
             config, ckpt = read_config(path), latest_checkpoint(path / "checkpoints")
@@ -52,22 +51,7 @@ def load_policy(path: Path) -> tuple[Policy, dict[str, Any]]:
                 raise FileNotFoundError(f"{path}: run has no checkpoint yet")
         else:
             config, ckpt = read_config(path.parent.parent), path
-        model = load_actor_critic(ckpt)
-        if model.recurrent:
-            from simreal.deploy.runtime import RecurrentPolicy
-
-            def step(obs: np.ndarray, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-                with torch.inference_mode():
-                    action, h_next = model.step(torch.from_numpy(obs), torch.from_numpy(h))
-                return action.numpy(), h_next.numpy()
-
-            return RecurrentPolicy(step, model.memory_size), config
-
-        def act(obs: np.ndarray) -> np.ndarray:
-            with torch.inference_mode():
-                return model.act_inference(torch.from_numpy(obs)).numpy()
-
-        return act, config
+        return model_policy(load_actor_critic(ckpt)), config
     raise FileNotFoundError(f"{path}: neither a run directory, a .pt checkpoint nor an .onnx file")
 
 
