@@ -25,16 +25,24 @@ stopped when run again. ROOT/NN-name/g1-walk/RUN is each stage's run.
     python experiments/g1_walk_chain.py --root runs/g1walk-coupled-chain --summary 50 [--json F]
     python experiments/g1_walk_chain.py --root runs/g1walk-coupled-chain --save DEST
 
+After the walk, `--until g1-force` goes on to the g1-force headline's training
+(results/g1-force: its command and env-step budget, 24.6 M) with the same actor: the
+coupled g1-force baseline of issue 30, "trained the same way". That run warm-started from
+the g1-walk headline, run10's checkpoint at iteration 225 (results/g1-walk's pick), not
+from run10's last, so the replay starts from this chain's run10 checkpoint at that
+iteration (the last one saved at or before it; checkpoints are written by wall time).
+
 runs/ may not outlive a machine: `--save DEST` keeps what going on needs (one checkpoint, the
-last started stage's: it resumes that stage or warm-starts the next) and every stage's
-config.yaml, metrics.csv and curve; a finished stage in such a copy counts as done by its
-metrics.csv.
+last started stage's: it resumes that stage or warm-starts the next; and once the walk is
+done, the run10 checkpoint the g1-force stage starts from) and every stage's config.yaml,
+metrics.csv and curve; a finished stage in such a copy counts as done by its metrics.csv.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import re
 import shlex
 import subprocess
 import sys
@@ -44,9 +52,11 @@ from pathlib import Path
 import yaml
 from g1_pull_chain import run_dir, save_stages, stage_dir, stage_end, trained_steps
 
+from simreal.policies.checkpoint import atomic_write_bytes
 from simreal.reports import emit
 
-RECIPE = Path(__file__).resolve().parent.parent / "results" / "experiments"
+RESULTS = Path(__file__).resolve().parent.parent / "results"
+RECIPE = RESULTS / "experiments"
 LINEAGE = (
     ("run1", "g1-walk-run1"),
     ("run2", "g1-walk-recipe/run2"),
@@ -71,6 +81,10 @@ class Stage:
     name: str
     source: Path
     task: str = "g1-walk"
+    init_iteration: int | None = None
+    """Warm start from the previous stage's checkpoint at this iteration (the last saved at
+    or before it) instead of its last one: the historical run started from a picked
+    checkpoint."""
 
     @property
     def steps(self) -> int:
@@ -79,10 +93,41 @@ class Stage:
             return int(list(csv.DictReader(f))[-1]["env_steps"])
 
     def historical_command(self) -> list[str]:
-        return shlex.split(yaml.safe_load((self.source / "config.yaml").read_text())["command"])
+        return split_command(yaml.safe_load((self.source / "config.yaml").read_text())["command"])
 
 
 STAGES = tuple(Stage(name, RECIPE / path) for name, path in LINEAGE)
+G1_FORCE = Stage("g1-force", RESULTS / "g1-force", task="g1-force", init_iteration=225)
+"""The g1-force headline's run, warm-started from the g1-walk headline (run10, iteration
+225); `--until g1-force` only."""
+ALL_STAGES = (*STAGES, G1_FORCE)
+
+
+def split_command(text: str) -> list[str]:
+    """A recorded command's words. Commands were recorded joined by spaces, unquoted, so a
+    `--set` value with spaces (`task.forces.ramp_s=[0.5, 2.0]`) comes back as several words:
+    every word up to the next flag belongs to the `--set` before it."""
+    words: list[str] = []
+    for word in shlex.split(text):
+        if len(words) >= 2 and words[-2] == "--set" and not word.startswith("--"):
+            words[-1] += " " + word
+        else:
+            words.append(word)
+    return words
+
+
+def checkpoint_at(run: Path, iteration: int) -> Path:
+    """`run`'s checkpoint at `iteration`, or the last one saved before it."""
+    found = []
+    for path in (run / "checkpoints").glob("model_*.pt"):
+        match = re.fullmatch(r"model_(\d+)\.pt", path.name)
+        if match and int(match.group(1)) <= iteration:
+            found.append((int(match.group(1)), path))
+    if not found:
+        raise FileNotFoundError(
+            f"{run}/checkpoints: no checkpoint at or before iteration {iteration}"
+        )
+    return max(found)[1]
 
 
 def replay_command(
@@ -136,11 +181,47 @@ def next_command(
     return replay_command(stage, arch, stage_dir(root, index, stage), previous, seed_offset)
 
 
+def warm_start(root: Path, index: int, stage: Stage) -> Path | None:
+    """What stage `index` (1-based, in ALL_STAGES) warm-starts from: the previous stage's
+    run (its last checkpoint) or its checkpoint at `stage.init_iteration`; None for the
+    first stage."""
+    if index == 1:
+        return None
+    before = ALL_STAGES[index - 2]
+    run = run_dir(root, index - 1, before)
+    if run is None:
+        raise RuntimeError(f"{stage.name} warm-starts from {before.name}, which has not run")
+    return run if stage.init_iteration is None else checkpoint_at(run, stage.init_iteration)
+
+
+def save(root: Path, dest: Path) -> list[Path]:
+    """`--save`: every started stage's files and the last started stage's last checkpoint
+    (`save_stages`), plus, while the g1-force stage has not started, the run10 checkpoint it
+    will start from."""
+    saved = save_stages(root, dest, ALL_STAGES, latest_stage_only=True)
+    index = len(ALL_STAGES)
+    walked = run_dir(root, index - 1, STAGES[-1])
+    walk_done = walked is not None and reached_steps(walked) >= STAGES[-1].steps
+    if walk_done and run_dir(root, index, G1_FORCE) is None:
+        source = warm_start(root, index, G1_FORCE)
+        target = dest / source.relative_to(root)
+        if target not in saved:
+            atomic_write_bytes(target, source.read_bytes())
+            saved.append(target)
+    return saved
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--arch", choices=("decoupled", "coupled"), default="coupled")
     p.add_argument("--root", type=Path, required=True, help="where the stages' runs go")
-    p.add_argument("--until", choices=[s.name for s in STAGES], default=STAGES[-1].name)
+    p.add_argument(
+        "--until",
+        choices=[s.name for s in ALL_STAGES],
+        default=STAGES[-1].name,
+        help="the last stage to run (default: the walk's last, run10; g1-force goes on to "
+        "the g1-force headline's training)",
+    )
     p.add_argument("--seed-offset", type=int, default=0)
     p.add_argument("--dry-run", action="store_true", help="print the next command only")
     p.add_argument("--summary", type=int, metavar="N", help="where each stage ended")
@@ -155,19 +236,20 @@ def main(argv: list[str] | None = None) -> int:
     )
     a = p.parse_args(argv)
     if a.save:
-        for path in save_stages(a.root, a.save, STAGES, latest_stage_only=True):
+        for path in save(a.root, a.save):
             print(path)
         return 0
     if a.summary:
         ends = {
             s.name: stage_end(stage_dir(a.root, i, s), a.summary)
-            for i, s in enumerate(STAGES, start=1)
+            for i, s in enumerate(ALL_STAGES, start=1)
         }
         emit({"command": shlex.join(["python", *sys.argv]), "stages": ends}, a.json)
         return 0
-    previous = None
-    last = [s.name for s in STAGES].index(a.until)
-    for index, stage in list(enumerate(STAGES, start=1))[: last + 1]:
+    last = [s.name for s in ALL_STAGES].index(a.until)
+    for index, stage in list(enumerate(ALL_STAGES, start=1))[: last + 1]:
+        started = run_dir(a.root, index, stage) is not None  # a resume needs no warm start
+        previous = None if started else warm_start(a.root, index, stage)
         cmd = next_command(a.root, index, stage, a.arch, previous, a.seed_offset)
         if cmd is not None:
             print(shlex.join(cmd), flush=True)
@@ -179,7 +261,6 @@ def main(argv: list[str] | None = None) -> int:
                 sys.exit(
                     f"stage {stage.name} stopped short of {stage.steps} steps; rerun to resume"
                 )
-        previous = run_dir(a.root, index, stage)
     return 0
 
 

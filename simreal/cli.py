@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import TypeVar
@@ -20,6 +21,7 @@ T = TypeVar("T")
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # what a run records as its command
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
@@ -520,7 +522,7 @@ def _request(cls: type[T], args: argparse.Namespace, ignore: tuple[str, ...] = (
     An option that is neither a field of the request nor ignored is an error here, never
     silently dropped."""
     fields = {f.name for f in dataclasses.fields(cls)}
-    skip = {"command", "func", *ignore, *given}
+    skip = {"command", "func", "argv", *ignore, *given}
     parsed = {k: v for k, v in vars(args).items() if k not in skip}
     unknown = set(parsed) - fields
     if unknown:
@@ -569,7 +571,8 @@ def cmd_train(args: argparse.Namespace) -> int:
             run_dir, steps=args.steps, minutes=args.minutes, device=args.device
         )
     else:
-        command = " ".join(["simreal", *sys.argv[1:]])
+        # shlex-quoted, so a recorded `--set k=[1, 2]` splits back into the same words
+        command = shlex.join(["simreal", *getattr(args, "argv", sys.argv[1:])])
         request = _request(training.TrainRequest, args, ignore=("resume",), command=command)
         runner, run_dir = training.new_run(request)
     main_rank = runner.distributed.is_main

@@ -130,9 +130,12 @@ def build_envs(config: dict[str, Any], distributed: Distributed | None = None):
     return env, eval_env, train_cfg, terms
 
 
-def new_run(request: TrainRequest) -> tuple[OnPolicyRunner, Path]:
-    """A fresh run directory and a runner ready to `learn()` (every torchrun rank calls
-    this; only rank 0 writes the directory)."""
+def run_config(request: TrainRequest) -> dict[str, Any]:
+    """The run config a request trains with (what `config.yaml` records, before any warm
+    start): the trainer's defaults, the task's training defaults, the request's options and
+    its `--set` overrides, in that order. Builds no environment, so a recorded command can
+    be checked against today's defaults before hours of training (experiments/
+    g1_walk_chain.py's replays)."""
     task_overrides, train_overrides = split_overrides(list(request.overrides))
     train_cfg = TrainConfig(seed=request.seed, stop_at_return=request.stop_at_return)
     if request.gym:
@@ -167,7 +170,7 @@ def new_run(request: TrainRequest) -> tuple[OnPolicyRunner, Path]:
         name = spec.name
         task_cfg = apply_overrides(spec.config_cls(), task_overrides, "task.")
         task_plain = to_plain(apply_calibration(task_cfg, name, request.calibration))
-    config = {
+    return {
         "simreal_version": __version__,
         "command": request.command or repr(request),
         "task": name,
@@ -176,6 +179,14 @@ def new_run(request: TrainRequest) -> tuple[OnPolicyRunner, Path]:
         "task_config": task_plain,
         "train": to_plain(train_cfg),
     }
+
+
+def new_run(request: TrainRequest) -> tuple[OnPolicyRunner, Path]:
+    """A fresh run directory and a runner ready to `learn()` (every torchrun rank calls
+    this; only rank 0 writes the directory)."""
+    config = run_config(request)
+    name = config["task"]
+    train_cfg = from_plain(TrainConfig, config["train"], "train.")
     distributed = Distributed.from_env(learner_kind(train_cfg.device, torch.cuda.is_available()))
     distributed.check_same_config(_compared(config))
     env, eval_env, train_cfg, terms = build_envs(config, distributed)

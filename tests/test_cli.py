@@ -6,6 +6,7 @@ import argparse
 import csv
 import json
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -84,6 +85,19 @@ def test_a_bad_override_exits_2_naming_the_field(tmp_path, capsys, override, nam
     assert named in err
     assert err.startswith("simreal train: error:")
     assert not (tmp_path / "runs").exists()  # nothing started
+
+
+def test_a_run_records_the_command_it_was_given_quoted(tmp_path):
+    """config.yaml's command is the argv `main` parsed (not the test runner's), quoted, so a
+    `--set` value with spaces splits back into one word: a recorded run can be replayed
+    (experiments/g1_walk_chain.py reads its stages' commands)."""
+    out = tmp_path / "runs"
+    argv = ["train", "quad-hover", "--envs", "4", "--steps", "64", "--out", str(out)]
+    argv += ["--set", "task.target=[0.0, 0.0, 1.0]"]
+    assert main(argv) == 0
+    (run,) = (out / "quad-hover").iterdir()
+    config = yaml.safe_load((run / "config.yaml").read_text())
+    assert shlex.split(config["command"]) == ["simreal", *argv]
 
 
 def test_eval_of_something_that_is_not_a_policy_exits_2(tmp_path, capsys):

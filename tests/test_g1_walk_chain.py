@@ -9,6 +9,7 @@ import shlex
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from simreal.config import apply_overrides
@@ -118,3 +119,119 @@ def test_save_keeps_one_checkpoint_and_the_copy_resumes(tmp_path):
     cmd = chain.next_command(dest, 2, second, "coupled", None, 0)
     assert cmd[:4] == ["simreal", "train", "--resume", str(dest / runs[1].relative_to(root))]
     assert chain.next_command(dest, 1, first, "coupled", None, 0) is None
+
+
+def flat(tree: dict, prefix: str = "") -> dict:
+    out = {}
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            out.update(flat(value, f"{prefix}{key}."))
+        else:
+            out[prefix + key] = value
+    return out
+
+
+REPLAY_SETS = {"train.max_env_steps", "train.max_minutes", "train.device", "train.model.arch"}
+"""What a replay sets itself: the historical stage's budget, any device, the actor."""
+
+
+def test_every_replay_trains_its_stages_recorded_config(tmp_path):
+    """Each replayed command (walk stages and the g1-force tail), built as `simreal train`
+    builds a run config, equals the config the historical stage recorded in every field
+    both have, but the budget, device and actor the replay sets: a default that drifted
+    since would silently change hours of training. (Fields added since are absent from the
+    record; their defaults keep the old behaviour by the project's rule.)"""
+    from simreal.cli import _request, build_parser
+    from simreal.training import TrainRequest, run_config
+
+    chain = load_chain()
+    for stage in chain.ALL_STAGES:
+        cmd = chain.replay_command(stage, "coupled", tmp_path / stage.name, None, 0)
+        args = build_parser().parse_args(cmd[1:])
+        replay = run_config(_request(TrainRequest, args, ignore=("resume",), command="replay"))
+        recorded = yaml.safe_load((stage.source / "config.yaml").read_text())
+        for part in ("task_config", "train"):
+            now, then = flat(replay[part]), flat(recorded[part])
+            differ = {k for k in set(now) & set(then) if now[k] != then[k]} - {
+                k.partition(".")[2] for k in REPLAY_SETS if part == "train"
+            }
+            assert not differ, (stage.name, {k: (now[k], then[k]) for k in differ})
+        assert replay["train"]["model"]["arch"] == "coupled"
+        assert replay["train"]["max_env_steps"] == stage.steps
+
+
+def test_a_recorded_set_value_with_spaces_is_one_word():
+    """g1-force's command was recorded unquoted (`--set task.forces.ramp_s=[0.5, 2.0]`)."""
+    chain = load_chain()
+    sets = words_after(chain.G1_FORCE.historical_command(), "--set")
+    assert "task.forces.ramp_s=[0.5, 2.0]" in sets
+    assert "task.forces.active_prob=[0.8, 0.3, 0.3]" in sets
+    assert all(s.partition(".")[0] in ("task", "train") for s in sets)
+    assert chain.split_command("simreal train t --set a=[1, 2] --seed 3 --set b=4") == [
+        "simreal",
+        "train",
+        "t",
+        "--set",
+        "a=[1, 2]",
+        "--seed",
+        "3",
+        "--set",
+        "b=4",
+    ]
+
+
+def fake_run(root: Path, index: int, stage, iterations, env_steps: int) -> Path:
+    run = root / f"{index:02d}-{stage.name}" / stage.task / "20261201-000000-0"
+    (run / "config.yaml").parent.mkdir(parents=True)
+    (run / "config.yaml").write_text(f"task: {stage.task}\n")
+    (run / "metrics.csv").write_text(f"iteration,env_steps\n{iterations[-1]},{env_steps}\n")
+    for iteration in iterations:
+        save_checkpoint(run / "checkpoints", iteration, {"env_steps": env_steps})
+    return run
+
+
+def test_g1_force_starts_from_run10_at_the_headlines_iteration(tmp_path):
+    """The g1-force headline started from run10's iteration 225 (results/g1-walk's pick),
+    so the tail starts from this chain's run10 checkpoint there, or the last before it."""
+    chain = load_chain()
+    index = len(chain.ALL_STAGES)
+    (init,) = words_after(chain.G1_FORCE.historical_command(), "--init-from")
+    assert init.endswith(f"model_{chain.G1_FORCE.init_iteration:06d}.pt")
+    run10 = fake_run(tmp_path, index - 1, chain.STAGES[-1], (200, 222, 230, 301), 7_397_376)
+    start = chain.warm_start(tmp_path, index, chain.G1_FORCE)
+    assert start == run10 / "checkpoints" / "model_000222.pt"
+    cmd = chain.next_command(tmp_path, index, chain.G1_FORCE, "coupled", start, 0)
+    assert cmd[:3] == ["simreal", "train", "g1-force"]
+    assert words_after(cmd, "--init-from") == [str(start)]
+    assert words_after(cmd, "--steps") == [str(chain.G1_FORCE.steps)]
+    # a walk stage starts from the previous stage's run (its last checkpoint)
+    run10a = fake_run(tmp_path, index - 2, chain.STAGES[-2], (117,), 2_875_392)
+    assert chain.warm_start(tmp_path, index - 1, chain.STAGES[-1]) == run10a
+    for early in (run10 / "checkpoints").glob("model_0002*.pt"):
+        early.unlink()
+    with pytest.raises(FileNotFoundError, match="at or before iteration 225"):
+        chain.warm_start(tmp_path, index, chain.G1_FORCE)
+
+
+def test_a_stage_whose_predecessor_never_ran_is_not_started_from_scratch(tmp_path):
+    chain = load_chain()
+    with pytest.raises(RuntimeError, match="run4, which has not run"):
+        chain.warm_start(tmp_path, 5, chain.STAGES[4])
+    assert chain.warm_start(tmp_path, 1, chain.STAGES[0]) is None
+
+
+def test_save_keeps_the_checkpoint_g1_force_starts_from(tmp_path):
+    """Once the walk is done, --save keeps run10's last checkpoint and the one the g1-force
+    stage will start from; once g1-force runs, only its own."""
+    chain = load_chain()
+    root, dest = tmp_path / "root", tmp_path / "saved"
+    index = len(chain.ALL_STAGES)
+    fake_run(root, index - 1, chain.STAGES[-1], (222, 301), chain.STAGES[-1].steps)
+    saved = chain.save(root, dest)
+    assert sorted(p.name for p in saved) == ["model_000222.pt", "model_000301.pt"]
+    assert sorted(p.name for p in dest.rglob("*.pt")) == ["model_000222.pt", "model_000301.pt"]
+    assert chain.warm_start(dest, index, chain.G1_FORCE).name == "model_000222.pt"
+    fake_run(root, index, chain.G1_FORCE, (5,), 1000)
+    saved = chain.save(root, dest)
+    assert [p.name for p in saved] == ["model_000005.pt"]
+    assert sorted(p.name for p in dest.rglob("*.pt")) == ["model_000005.pt"]
