@@ -10,6 +10,13 @@ So both integrate the same trajectories with the same contacts, and the ratio is
 simreal's task layer costs: actions to controls, observations, rewards, terminations,
 resets, randomization and the instability check.
 
+The gap is split three ways, each timed in the same rounds: the task's own physics
+(its engine's step calls, `physics_time_s`) against the raw replay, of which a task that
+writes its actuators before every substep (the G1's motor envelope and command latency)
+pays the cost of one engine call per substep (`raw_per_substep_env_steps_per_s`: the same
+replay, one substep per call); and the task layer proper (the step's time outside
+physics; with --groups, physics overlaps the task layer and the split does not add up).
+
 With --groups G the timed task side is `train.env_groups=G`'s environment
 (tasks/overlap.py: G groups of envs/G simulations, one group's physics overlapping the
 others' task layer); the replay still comes from the one-group pass.
@@ -55,9 +62,12 @@ def run(
     actions = rng.uniform(-1, 1, (steps, env.num_envs, env.num_actions)).astype(np.float32)
     record: dict[str, list] = {}
 
+    physics_s: list[float] = []
+
     def time_simreal(keep: bool = False) -> float:
         target = env if keep else stepped
         target.reset()
+        physics_start = target.physics_time_s
         if keep:
             record.update(start=(env.engine.qpos.copy(), env.engine.qvel.copy()), steps=[])
         t0 = time.perf_counter()
@@ -76,16 +86,22 @@ def run(
                         env.engine.qvel[sims].copy(),
                     )
                 )
-        return steps * env.num_envs / (time.perf_counter() - t0)
+        wall = time.perf_counter() - t0
+        physics_s.append(target.physics_time_s - physics_start)
+        return steps * env.num_envs / wall
 
-    def time_raw() -> float:
+    def time_raw(per_substep: bool = False) -> float:
         raw.reset()
         raw_qpos[:], raw_qvel[:] = record["start"]
         t0 = time.perf_counter()
         for ctrl, xfrc, sims, qpos, qvel in record["steps"]:
             raw_ctrl[:] = ctrl
             raw_xfrc[:] = xfrc
-            raw.step(nstep=env.decimation)
+            if per_substep:
+                for _ in range(env.decimation):
+                    raw.step(nstep=1)
+            else:
+                raw.step(nstep=env.decimation)
             raw_qpos[sims] = qpos
             raw_qvel[sims] = qvel
             raw_act[sims] = 0.0
@@ -94,11 +110,15 @@ def run(
     time_simreal(keep=True), time_raw()  # warm-up; the first pass also records the replay
     if groups > 1:
         time_simreal()  # the groups' warm-up
-    raw_rates, simreal_rates = [], []
+    physics_s.clear()
+    raw_rates, simreal_rates, substep_rates = [], [], []
     for _ in range(rounds):
         simreal_rates.append(time_simreal())
         raw_rates.append(time_raw())
+        substep_rates.append(time_raw(per_substep=True))
     ratios = np.asarray(simreal_rates) / np.asarray(raw_rates)
+    wall_ms = 1e3 * env.num_envs / np.asarray(simreal_rates)  # per control step
+    physics_ms = 1e3 * np.asarray(physics_s) / steps
     return {
         "task": task,
         "envs": envs,
@@ -110,6 +130,11 @@ def run(
         "simreal_env_steps_per_s": float(np.median(simreal_rates)),
         "ratio_median": float(np.median(ratios)),
         "ratio_per_round": [round(float(r), 3) for r in ratios],
+        "raw_per_substep_env_steps_per_s": float(np.median(substep_rates)),
+        "per_substep_ratio_median": float(np.median(np.asarray(substep_rates) / raw_rates)),
+        "simreal_physics_ms_per_step": float(np.median(physics_ms)),
+        "simreal_task_layer_ms_per_step": float(np.median(wall_ms - physics_ms)),
+        "raw_ms_per_step": float(1e3 * env.num_envs / np.median(raw_rates)),
     }
 
 
@@ -128,6 +153,12 @@ def main(argv: list[str] | None = None) -> None:
         f"{result['task']} N={result['envs']}: simreal {result['simreal_env_steps_per_s']:,.0f} "
         f"env-steps/s vs raw mjbatch {result['raw_mjbatch_env_steps_per_s']:,.0f} "
         f"-> {100 * result['ratio_median']:.1f} % of raw"
+    )
+    print(
+        f"per control step: raw {result['raw_ms_per_step']:.2f} ms (one substep per call: "
+        f"{100 * result['per_substep_ratio_median']:.1f} % of raw's speed); simreal physics "
+        f"{result['simreal_physics_ms_per_step']:.2f} ms + task layer "
+        f"{result['simreal_task_layer_ms_per_step']:.2f} ms"
     )
 
 
