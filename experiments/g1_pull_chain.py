@@ -242,13 +242,18 @@ SAVED_FILES = ("config.yaml", "metrics.csv", "curve.png")
 
 
 def save_stages(
-    root: Path, dest: Path, stages: tuple = STAGES, latest_stage_only: bool = False
+    root: Path,
+    dest: Path,
+    stages: tuple = STAGES,
+    latest_stage_only: bool = False,
+    also_keep: tuple[Path, ...] = (),
 ) -> list[Path]:
     """Copy every started stage's resumable state from ROOT to DEST (same layout): its
     config.yaml, metrics.csv, curve and last checkpoint; older checkpoints and TensorBoard
     events stay behind. `latest_stage_only`: the checkpoint of the last started stage only
     (what a resume or the next stage's warm start needs; the finished stages' metrics.csv
-    tell they are done). Returns the checkpoints copied."""
+    tell they are done). `also_keep`: further checkpoints under ROOT to copy and keep (a
+    later stage's warm start from a picked one). Returns the checkpoints copied."""
     from simreal.policies.checkpoint import atomic_write_bytes, latest_checkpoint
 
     copied = []
@@ -258,16 +263,18 @@ def save_stages(
         run = run_dir(root, index, stage)
         target = dest / run.relative_to(root)
         keep = not latest_stage_only or (index, stage) == started[-1]
-        ckpt = latest_checkpoint(run / "checkpoints") if keep else None
+        ckpts = [latest_checkpoint(run / "checkpoints")] if keep else []
+        ckpts += [p for p in also_keep if p.parent == run / "checkpoints" and p not in ckpts]
+        ckpts = [c for c in ckpts if c is not None]
         sources = [run / name for name in SAVED_FILES if (run / name).is_file()]
-        for source in [*sources, *([ckpt] if ckpt is not None else [])]:
+        for source in [*sources, *ckpts]:
             # atomic, so a save cut short never leaves a torn checkpoint to resume from
             atomic_write_bytes(target / source.relative_to(run), source.read_bytes())
+        kept = {c.name for c in ckpts}
         for stale in (target / "checkpoints").glob("model_*.pt"):
-            if ckpt is None or stale.name != ckpt.name:  # only after the new one is in place
+            if stale.name not in kept:  # only after the new ones are in place
                 stale.unlink()
-        if ckpt is not None:
-            copied.append(target / "checkpoints" / ckpt.name)
+        copied += [target / "checkpoints" / c.name for c in reversed(ckpts)]
     return copied[::-1]
 
 

@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import re
 import shlex
 import subprocess
 import sys
@@ -52,7 +51,7 @@ from pathlib import Path
 import yaml
 from g1_pull_chain import run_dir, save_stages, stage_dir, stage_end, trained_steps
 
-from simreal.policies.checkpoint import atomic_write_bytes
+from simreal.policies.checkpoint import checkpoint_at
 from simreal.reports import emit
 
 RESULTS = Path(__file__).resolve().parent.parent / "results"
@@ -116,20 +115,6 @@ def split_command(text: str) -> list[str]:
     return words
 
 
-def checkpoint_at(run: Path, iteration: int) -> Path:
-    """`run`'s checkpoint at `iteration`, or the last one saved before it."""
-    found = []
-    for path in (run / "checkpoints").glob("model_*.pt"):
-        match = re.fullmatch(r"model_(\d+)\.pt", path.name)
-        if match and int(match.group(1)) <= iteration:
-            found.append((int(match.group(1)), path))
-    if not found:
-        raise FileNotFoundError(
-            f"{run}/checkpoints: no checkpoint at or before iteration {iteration}"
-        )
-    return max(found)[1]
-
-
 def replay_command(
     stage: Stage, arch: str, out: Path, previous: Path | None, seed_offset: int
 ) -> list[str]:
@@ -191,24 +176,21 @@ def warm_start(root: Path, index: int, stage: Stage) -> Path | None:
     run = run_dir(root, index - 1, before)
     if run is None:
         raise RuntimeError(f"{stage.name} warm-starts from {before.name}, which has not run")
-    return run if stage.init_iteration is None else checkpoint_at(run, stage.init_iteration)
+    if stage.init_iteration is None:
+        return run
+    return checkpoint_at(run / "checkpoints", stage.init_iteration)
 
 
 def save(root: Path, dest: Path) -> list[Path]:
     """`--save`: every started stage's files and the last started stage's last checkpoint
     (`save_stages`), plus, while the g1-force stage has not started, the run10 checkpoint it
     will start from."""
-    saved = save_stages(root, dest, ALL_STAGES, latest_stage_only=True)
     index = len(ALL_STAGES)
     walked = run_dir(root, index - 1, STAGES[-1])
     walk_done = walked is not None and reached_steps(walked) >= STAGES[-1].steps
-    if walk_done and run_dir(root, index, G1_FORCE) is None:
-        source = warm_start(root, index, G1_FORCE)
-        target = dest / source.relative_to(root)
-        if target not in saved:
-            atomic_write_bytes(target, source.read_bytes())
-            saved.append(target)
-    return saved
+    pending = walk_done and run_dir(root, index, G1_FORCE) is None
+    also = (warm_start(root, index, G1_FORCE),) if pending else ()
+    return save_stages(root, dest, ALL_STAGES, latest_stage_only=True, also_keep=also)
 
 
 def main(argv: list[str] | None = None) -> int:

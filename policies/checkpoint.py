@@ -95,6 +95,15 @@ def latest_checkpoint(folder: Path) -> Path | None:
     return found[-1] if found else None
 
 
+def checkpoint_at(folder: Path, iteration: int) -> Path:
+    """The checkpoint of `iteration` in `folder`, or the last one saved before it
+    (checkpoints are written by wall time, so a given iteration may have none)."""
+    found = [p for p in numbered_checkpoints(folder) if int(_NAME.search(p.name)[1]) <= iteration]
+    if not found:
+        raise FileNotFoundError(f"{folder}: no checkpoint at or before iteration {iteration}")
+    return found[-1]
+
+
 def swept_checkpoints(run: Path, every: int = 1, last: int = 0) -> list[Path]:
     """The checkpoints of run directory `run` a sweep judges: every `every`-th counted
     back from the newest (so the newest is always in), the newest `last` of those (0:

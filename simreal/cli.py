@@ -572,7 +572,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         )
     else:
         # shlex-quoted, so a recorded `--set k=[1, 2]` splits back into the same words
-        command = shlex.join(["simreal", *getattr(args, "argv", sys.argv[1:])])
+        command = shlex.join(["simreal", *args.argv])
         request = _request(training.TrainRequest, args, ignore=("resume",), command=command)
         runner, run_dir = training.new_run(request)
     main_rank = runner.distributed.is_main

@@ -15,6 +15,7 @@ import yaml
 from simreal.config import apply_overrides
 from simreal.policies import TrainConfig
 from simreal.policies.checkpoint import save_checkpoint
+from simreal.policies.distributed import _flatten
 from simreal.tasks import get_task
 from simreal.training import split_overrides
 
@@ -121,16 +122,6 @@ def test_save_keeps_one_checkpoint_and_the_copy_resumes(tmp_path):
     assert chain.next_command(dest, 1, first, "coupled", None, 0) is None
 
 
-def flat(tree: dict, prefix: str = "") -> dict:
-    out = {}
-    for key, value in tree.items():
-        if isinstance(value, dict):
-            out.update(flat(value, f"{prefix}{key}."))
-        else:
-            out[prefix + key] = value
-    return out
-
-
 REPLAY_SETS = {"train.max_env_steps", "train.max_minutes", "train.device", "train.model.arch"}
 """What a replay sets itself: the historical stage's budget, any device, the actor."""
 
@@ -150,12 +141,10 @@ def test_every_replay_trains_its_stages_recorded_config(tmp_path):
         args = build_parser().parse_args(cmd[1:])
         replay = run_config(_request(TrainRequest, args, ignore=("resume",), command="replay"))
         recorded = yaml.safe_load((stage.source / "config.yaml").read_text())
-        for part in ("task_config", "train"):
-            now, then = flat(replay[part]), flat(recorded[part])
-            differ = {k for k in set(now) & set(then) if now[k] != then[k]} - {
-                k.partition(".")[2] for k in REPLAY_SETS if part == "train"
-            }
-            assert not differ, (stage.name, {k: (now[k], then[k]) for k in differ})
+        now = _flatten({part: replay[part] for part in ("task_config", "train")})
+        then = _flatten({part: recorded[part] for part in ("task_config", "train")})
+        differ = {k for k in set(now) & set(then) if now[k] != then[k]} - REPLAY_SETS
+        assert not differ, (stage.name, {k: (now[k], then[k]) for k in differ})
         assert replay["train"]["model"]["arch"] == "coupled"
         assert replay["train"]["max_env_steps"] == stage.steps
 
