@@ -183,14 +183,16 @@ def warm_start(root: Path, index: int, stage: Stage) -> Path | None:
 
 def save(root: Path, dest: Path) -> list[Path]:
     """`--save`: every started stage's files and the last started stage's last checkpoint
-    (`save_stages`), plus, while the g1-force stage has not started, the run10 checkpoint it
-    will start from."""
+    (`save_stages`); once the walk is done and the g1-force stage has not started, the run10
+    checkpoint g1-force will start from instead (the walk's last is needed by nothing then)."""
     index = len(ALL_STAGES)
     walked = run_dir(root, index - 1, STAGES[-1])
     walk_done = walked is not None and reached_steps(walked) >= STAGES[-1].steps
     pending = walk_done and run_dir(root, index, G1_FORCE) is None
     also = (warm_start(root, index, G1_FORCE),) if pending else ()
-    return save_stages(root, dest, ALL_STAGES, latest_stage_only=True, also_keep=also)
+    return save_stages(
+        root, dest, ALL_STAGES, latest_stage_only=True, also_keep=also, resume_latest=not pending
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -210,15 +210,16 @@ def test_a_stage_whose_predecessor_never_ran_is_not_started_from_scratch(tmp_pat
 
 
 def test_save_keeps_the_checkpoint_g1_force_starts_from(tmp_path):
-    """Once the walk is done, --save keeps run10's last checkpoint and the one the g1-force
-    stage will start from; once g1-force runs, only its own."""
+    """Once the walk is done, --save keeps only the run10 checkpoint the g1-force stage will
+    start from (not run10's last); once g1-force runs, only its own."""
     chain = load_chain()
     root, dest = tmp_path / "root", tmp_path / "saved"
     index = len(chain.ALL_STAGES)
     fake_run(root, index - 1, chain.STAGES[-1], (222, 301), chain.STAGES[-1].steps)
     saved = chain.save(root, dest)
-    assert sorted(p.name for p in saved) == ["model_000222.pt", "model_000301.pt"]
-    assert sorted(p.name for p in dest.rglob("*.pt")) == ["model_000222.pt", "model_000301.pt"]
+    assert [p.name for p in saved] == ["model_000222.pt"]
+    assert sorted(p.name for p in dest.rglob("*.pt")) == ["model_000222.pt"]
+    assert chain.next_command(dest, index - 1, chain.STAGES[-1], "coupled", None, 0) is None
     assert chain.warm_start(dest, index, chain.G1_FORCE).name == "model_000222.pt"
     fake_run(root, index, chain.G1_FORCE, (5,), 1000)
     saved = chain.save(root, dest)
