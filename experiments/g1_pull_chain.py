@@ -255,8 +255,8 @@ def save_stages(
     (what a resume or the next stage's warm start needs; the finished stages' metrics.csv
     tell they are done). `also_keep`: further checkpoints under ROOT to copy and keep (a
     later stage's warm start from a picked one). `resume_latest=False`: not even the last
-started stage's last checkpoint, when that stage is finished and what follows starts from
-`also_keep` (one checkpoint in git, not two). Returns the checkpoints copied."""
+    started stage's last checkpoint, when that stage is finished and what follows starts
+    from `also_keep` (one checkpoint in git, not two). Returns the checkpoints copied."""
     from simreal.policies.checkpoint import atomic_write_bytes, latest_checkpoint
 
     copied = []
