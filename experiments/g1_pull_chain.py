@@ -246,17 +246,15 @@ def save_stages(
     dest: Path,
     stages: tuple = STAGES,
     latest_stage_only: bool = False,
-    also_keep: tuple[Path, ...] = (),
-    resume_latest: bool = True,
+    checkpoints: tuple[Path, ...] | None = None,
 ) -> list[Path]:
     """Copy every started stage's resumable state from ROOT to DEST (same layout): its
     config.yaml, metrics.csv, curve and last checkpoint; older checkpoints and TensorBoard
     events stay behind. `latest_stage_only`: the checkpoint of the last started stage only
     (what a resume or the next stage's warm start needs; the finished stages' metrics.csv
-    tell they are done). `also_keep`: further checkpoints under ROOT to copy and keep (a
-    later stage's warm start from a picked one). `resume_latest=False`: not even the last
-    started stage's last checkpoint, when that stage is finished and what follows starts
-    from `also_keep` (one checkpoint in git, not two). Returns the checkpoints copied."""
+    tell they are done). `checkpoints`: exactly these checkpoints under ROOT instead of any
+    last one (a later stage's warm start from a picked checkpoint of a finished stage).
+    Returns the checkpoints copied."""
     from simreal.policies.checkpoint import atomic_write_bytes, latest_checkpoint
 
     copied = []
@@ -265,10 +263,12 @@ def save_stages(
     for index, stage in reversed(started):
         run = run_dir(root, index, stage)
         target = dest / run.relative_to(root)
-        keep = resume_latest and (not latest_stage_only or (index, stage) == started[-1])
-        ckpts = [latest_checkpoint(run / "checkpoints")] if keep else []
-        ckpts += [p for p in also_keep if p.parent == run / "checkpoints" and p not in ckpts]
-        ckpts = [c for c in ckpts if c is not None]
+        if checkpoints is not None:
+            ckpts = [p for p in checkpoints if p.parent == run / "checkpoints"]
+        elif not latest_stage_only or (index, stage) == started[-1]:
+            ckpts = [c for c in (latest_checkpoint(run / "checkpoints"),) if c is not None]
+        else:
+            ckpts = []
         sources = [run / name for name in SAVED_FILES if (run / name).is_file()]
         for source in [*sources, *ckpts]:
             # atomic, so a save cut short never leaves a torn checkpoint to resume from

@@ -189,10 +189,8 @@ def save(root: Path, dest: Path) -> list[Path]:
     walked = run_dir(root, index - 1, STAGES[-1])
     walk_done = walked is not None and reached_steps(walked) >= STAGES[-1].steps
     pending = walk_done and run_dir(root, index, G1_FORCE) is None
-    also = (warm_start(root, index, G1_FORCE),) if pending else ()
-    return save_stages(
-        root, dest, ALL_STAGES, latest_stage_only=True, also_keep=also, resume_latest=not pending
-    )
+    keep = (warm_start(root, index, G1_FORCE),) if pending else None
+    return save_stages(root, dest, ALL_STAGES, latest_stage_only=True, checkpoints=keep)
 
 
 def main(argv: list[str] | None = None) -> int:
