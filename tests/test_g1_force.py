@@ -117,6 +117,25 @@ def test_a_magnitude_floor_keeps_every_active_event_near_its_cap():
         ForceConfig(magnitude_min_fraction=1.5).validate()
 
 
+def test_sagittal_forces_come_from_ahead_or_behind_half_each_and_the_default_is_every_azimuth():
+    def directions(**fields) -> np.ndarray:
+        cfg = ForceConfig(active_prob=(1.0, 1.0, 1.0), max_elevation_rad=0.0, **fields)
+        schedule = ForceSchedule(cfg, 2048, np.random.default_rng(3))
+        schedule.reset(np.arange(2048))
+        return np.arctan2(schedule.direction[..., 1], schedule.direction[..., 0]).ravel()
+
+    every = directions()
+    assert np.abs(np.abs(every) - np.pi / 2).min() < 0.01  # sideways pushes are drawn
+    narrow = directions(sagittal_halfwidth_rad=0.3)
+    off_axis = np.minimum(np.abs(narrow), np.pi - np.abs(narrow))
+    assert off_axis.max() <= 0.3 + 1e-9 and off_axis.max() > 0.29
+    behind = np.abs(narrow) > np.pi / 2
+    assert 0.45 < behind.mean() < 0.55
+    assert np.abs(np.sin(every)).mean() > 3 * np.abs(np.sin(narrow)).mean()
+    with pytest.raises(ValueError, match="sagittal_halfwidth_rad"):
+        ForceConfig(sagittal_halfwidth_rad=2.0).validate()
+
+
 def test_a_resumed_per_sim_force_curriculum_gets_every_simulations_cap_back():
     env = make(3)
     env.schedule.curriculum.levels[:] = [0.0, 75.0, 150.0]

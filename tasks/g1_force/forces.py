@@ -26,6 +26,18 @@ def sustained_magnitudes(n: int, max_n: float) -> np.ndarray:
     return max_n * (k + 1) / np.maximum(count, 1)
 
 
+def sagittal_azimuth(azimuth: np.ndarray, halfwidth: float) -> np.ndarray:
+    """Azimuths uniform on the circle (rad, [-pi, pi)) mapped onto the two sectors within
+    `halfwidth` of straight ahead (0) and straight behind (pi), each uniform, the front
+    half of the circle onto the front sector: no draw more, so the same random stream
+    gives the same events elsewhere. At pi / 2 the azimuths are returned as they are."""
+    if halfwidth >= np.pi / 2:
+        return azimuth
+    front = np.abs(azimuth) < np.pi / 2
+    offset = np.where(front, azimuth, azimuth - np.copysign(np.pi, azimuth))
+    return offset * (halfwidth / (np.pi / 2)) + np.where(front, 0.0, np.pi)
+
+
 class ForceSchedule:
     """Per simulation and body: the current event (onset, ramp, hold, magnitude, direction),
     evaluated at episode time t as magnitude * ramp profile * direction."""
@@ -128,7 +140,7 @@ class ForceSchedule:
         self.magnitude_n[mask] = np.where(
             active, rng.uniform(c.magnitude_min_fraction, 1.0, k) * caps, 0.0
         )
-        azimuth = rng.uniform(-np.pi, np.pi, k)
+        azimuth = sagittal_azimuth(rng.uniform(-np.pi, np.pi, k), c.sagittal_halfwidth_rad)
         elevation = rng.uniform(-c.max_elevation_rad, c.max_elevation_rad, k)
         self.direction[mask] = np.stack(
             [
