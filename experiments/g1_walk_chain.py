@@ -184,12 +184,17 @@ def warm_start(root: Path, index: int, stage: Stage) -> Path | None:
 def save(root: Path, dest: Path) -> list[Path]:
     """`--save`: every started stage's files and the last started stage's last checkpoint
     (`save_stages`); once the walk is done and the g1-force stage has not started, the run10
-    checkpoint g1-force will start from instead (the walk's last is needed by nothing then)."""
+    checkpoint g1-force will start from instead (the walk's last is needed by nothing then);
+    once the g1-force stage is done too, no checkpoint (nothing is left to resume)."""
     index = len(ALL_STAGES)
     walked = run_dir(root, index - 1, STAGES[-1])
     walk_done = walked is not None and reached_steps(walked) >= STAGES[-1].steps
-    pending = walk_done and run_dir(root, index, G1_FORCE) is None
-    keep = (warm_start(root, index, G1_FORCE),) if pending else None
+    forced = run_dir(root, index, G1_FORCE)
+    keep = None
+    if walk_done and forced is None:
+        keep = (warm_start(root, index, G1_FORCE),)
+    elif forced is not None and reached_steps(forced) >= G1_FORCE.steps:
+        keep = ()
     return save_stages(root, dest, ALL_STAGES, latest_stage_only=True, checkpoints=keep)
 
 

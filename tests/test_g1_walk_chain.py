@@ -211,7 +211,7 @@ def test_a_stage_whose_predecessor_never_ran_is_not_started_from_scratch(tmp_pat
 
 def test_save_keeps_the_checkpoint_g1_force_starts_from(tmp_path):
     """Once the walk is done, --save keeps only the run10 checkpoint the g1-force stage will
-    start from (not run10's last); once g1-force runs, only its own."""
+    start from (not run10's last); once g1-force runs, only its own; once it is done, none."""
     chain = load_chain()
     root, dest = tmp_path / "root", tmp_path / "saved"
     index = len(chain.ALL_STAGES)
@@ -225,3 +225,10 @@ def test_save_keeps_the_checkpoint_g1_force_starts_from(tmp_path):
     saved = chain.save(root, dest)
     assert [p.name for p in saved] == ["model_000005.pt"]
     assert sorted(p.name for p in dest.rglob("*.pt")) == ["model_000005.pt"]
+    # the chain done: the files stay, no checkpoint (nothing is left to resume)
+    forced = chain.run_dir(root, index, chain.G1_FORCE)
+    (forced / "metrics.csv").write_text(f"iteration,env_steps\n9,{chain.G1_FORCE.steps}\n")
+    save_checkpoint(forced / "checkpoints", 9, {"env_steps": chain.G1_FORCE.steps})
+    assert chain.save(root, dest) == []
+    assert not list(dest.rglob("*.pt"))
+    assert chain.reached_steps(dest / forced.relative_to(root)) == chain.G1_FORCE.steps
