@@ -154,6 +154,12 @@ def reached_steps(run: Path) -> int:
     return steps
 
 
+def finished(root: Path, index: int, stage: Stage) -> bool:
+    """Whether stage `index` (1-based) has a run that reached the stage's env steps."""
+    run = run_dir(root, index, stage)
+    return run is not None and reached_steps(run) >= stage.steps
+
+
 def next_command(
     root: Path, index: int, stage: Stage, arch: str, previous: Path | None, seed_offset: int
 ) -> list[str] | None:
@@ -187,13 +193,10 @@ def save(root: Path, dest: Path) -> list[Path]:
     checkpoint g1-force will start from instead (the walk's last is needed by nothing then);
     once the g1-force stage is done too, no checkpoint (nothing is left to resume)."""
     index = len(ALL_STAGES)
-    walked = run_dir(root, index - 1, STAGES[-1])
-    walk_done = walked is not None and reached_steps(walked) >= STAGES[-1].steps
-    forced = run_dir(root, index, G1_FORCE)
     keep = None
-    if walk_done and forced is None:
+    if finished(root, index - 1, STAGES[-1]) and run_dir(root, index, G1_FORCE) is None:
         keep = (warm_start(root, index, G1_FORCE),)
-    elif forced is not None and reached_steps(forced) >= G1_FORCE.steps:
+    elif finished(root, index, G1_FORCE):
         keep = ()
     return save_stages(root, dest, ALL_STAGES, latest_stage_only=True, checkpoints=keep)
 
@@ -243,8 +246,7 @@ def main(argv: list[str] | None = None) -> int:
             if a.dry_run:
                 return 0
             subprocess.run(cmd, check=True)
-            run = run_dir(a.root, index, stage)
-            if run is None or reached_steps(run) < stage.steps:
+            if not finished(a.root, index, stage):
                 sys.exit(
                     f"stage {stage.name} stopped short of {stage.steps} steps; rerun to resume"
                 )
