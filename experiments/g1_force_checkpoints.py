@@ -7,9 +7,11 @@ on the evaluation ladder itself would report the best draw of that noise; this s
 picks on another ladder (default 9.5 N rungs up to 190 N; evaluation: 10 N rungs to 200
 N), by the weaker direction held in place (the pelvis within 0.5 m through the hold,
 `max_sustained_push_{backward,forward}_in_place_n`), ties broken by the weaker direction
-survived. Heading-frame pushes, the protocol's default.
+survived (`--pick survived`: the other way round). Heading-frame pushes, the protocol's
+default.
 
     python experiments/g1_force_checkpoints.py RUN [--every 4] [--last 6] [--json FILE]
+        [--pick in_place|survived]
         [--set task.eval_friction=0.7]   # conditions added to both ladders
 """
 
@@ -41,12 +43,13 @@ def holding(checkpoint: Path, overrides: tuple[str, ...]) -> dict:
     return {short: round(m[key], 3) for short, key in KEYS.items()}
 
 
-def score(row: dict) -> tuple[float, float]:
-    """(weaker direction held in place, weaker direction survived), N."""
-    return (
-        min(row["backward_in_place_n"], row["forward_in_place_n"]),
-        min(row["backward_n"], row["forward_n"]),
-    )
+def score(row: dict, pick: str = "in_place") -> tuple[float, float]:
+    """(weaker direction held in place, weaker direction survived), N; with `pick`
+    "survived" the other way round (a policy that may step with the push, as the
+    issue's `max_sustained_push_*_n` count it)."""
+    in_place = min(row["backward_in_place_n"], row["forward_in_place_n"])
+    survived = min(row["backward_n"], row["forward_n"])
+    return (survived, in_place) if pick == "survived" else (in_place, survived)
 
 
 def main() -> None:
@@ -57,6 +60,12 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     parser.add_argument(
         "--set", action="append", default=[], metavar="KEY=VALUE", help="a condition for both"
+    )
+    parser.add_argument(
+        "--pick",
+        choices=("in_place", "survived"),
+        default="in_place",
+        help="pick by the weaker direction held in place (default) or survived",
     )
     args = parser.parse_args()
     try:
@@ -73,7 +82,7 @@ def main() -> None:
         }
         rows.append(row)
         print(row, flush=True)
-    chosen = max(rows, key=lambda r: score(r["validation"]))
+    chosen = max(rows, key=lambda r: score(r["validation"], args.pick))
     emit(
         {
             "command": " ".join(["python", *sys.argv]),
@@ -81,6 +90,7 @@ def main() -> None:
             "evaluation_overrides": list(EVALUATION),
             "conditions": list(conditions),
             "episodes": EPISODES,
+            "picked_by": args.pick,
             "checkpoints": rows,
             "picked_on_validation": chosen["checkpoint"],
             "picked_evaluation": chosen["evaluation"],

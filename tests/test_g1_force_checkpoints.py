@@ -37,6 +37,15 @@ def test_the_weaker_direction_in_place_decides_before_survival():
     assert score(held(40.0, 50.0, 80.0, 70.0)) > score(stander)  # tie in place: survival
 
 
+def test_picking_by_survival_puts_the_walker_first_and_breaks_ties_in_place():
+    score = load().score
+    walker = held(10.0, 90.0, 190.0, 190.0)
+    stander = held(40.0, 40.0, 60.0, 60.0)
+    assert score(walker, "survived") > score(stander, "survived")
+    tied = held(20.0, 30.0, 190.0, 200.0)  # the same weaker direction survived
+    assert score(tied, "survived") > score(walker, "survived")
+
+
 def test_a_run_without_checkpoints_is_refused_naming_the_folder(tmp_path):
     done = subprocess.run(
         [sys.executable, str(SCRIPT), str(tmp_path)], capture_output=True, text=True, cwd=ROOT
