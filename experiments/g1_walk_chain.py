@@ -25,8 +25,9 @@ stopped when run again. ROOT/NN-name/g1-walk/RUN is each stage's run.
     python experiments/g1_walk_chain.py --root runs/g1walk-coupled-chain --summary 50 [--json F]
     python experiments/g1_walk_chain.py --root runs/g1walk-coupled-chain --save DEST
 
-After the walk, `--until g1-force` goes on to the g1-force headline's training
-(results/g1-force: its command and env-step budget, 24.6 M) with the same actor: the
+After the walk, `--until g1-force` goes on to the g1-force headline's training's
+first stage (results/g1-force/stage1: its command and env-step budget, 24.6 M; the
+headline went on from there with a sagittal stage) with the same actor: the
 coupled g1-force baseline of issue 30, "trained the same way". That run warm-started from
 the g1-walk headline, run10's checkpoint at iteration 225 (results/g1-walk's pick), not
 from run10's last, so the replay starts from this chain's run10 checkpoint at that
@@ -96,7 +97,7 @@ class Stage:
 
 
 STAGES = tuple(Stage(name, RECIPE / path) for name, path in LINEAGE)
-G1_FORCE = Stage("g1-force", RESULTS / "g1-force", task="g1-force", init_iteration=225)
+G1_FORCE = Stage("g1-force", RESULTS / "g1-force" / "stage1", task="g1-force", init_iteration=225)
 """The g1-force headline's run, warm-started from the g1-walk headline (run10, iteration
 225); `--until g1-force` only."""
 ALL_STAGES = (*STAGES, G1_FORCE)
