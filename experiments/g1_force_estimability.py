@@ -40,6 +40,12 @@ from simreal.tasks.g1_force.env import COP_OFFSET, TORSO_FORCE_ORACLE, blind_to_
 from simreal.tasks.terms import first_columns, term_columns
 
 
+def fixed_cap(cap_n: float) -> list[str]:
+    """Task overrides that hold every simulation's force cap at `cap_n` (N): a probe
+    measures at one load scale, not wherever the curriculum would drift."""
+    return [f"forces.cap_start_n={cap_n}", f"forces.cap_min_n={cap_n}", f"forces.cap_max_n={cap_n}"]
+
+
 def collect(
     policy_path: Path,
     sims: int,
@@ -60,15 +66,7 @@ def collect(
     cfg = from_plain(spec.config_cls, config["task_config"], "task.")
     if not cfg.actor_observes_force:
         raise ValueError(f"{policy_path}: a teacher trained with task.actor_observes_force")
-    cfg = apply_overrides(
-        cfg,
-        [
-            f"forces.cap_start_n={cap_n}",
-            f"forces.cap_min_n={cap_n}",
-            f"forces.cap_max_n={cap_n}",
-            *sets,
-        ],
-    )
+    cfg = apply_overrides(cfg, [*fixed_cap(cap_n), *sets])
     env = make_env("g1-force", cfg, sims, "mjbatch", seed)
     start = first_columns(env.observation_layout)[TORSO_FORCE_ORACLE.name]
     told = policy

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from g1_force_estimability import fit, scores  # a sibling script, as g1_walk_chain imports
+from g1_force_estimability import fit, fixed_cap, scores  # a sibling script
 
 from simreal.config import apply_overrides, from_plain
 from simreal.policies.checkpoint import load_actor_critic
@@ -52,15 +52,7 @@ def rollout(checkpoint: Path, sims: int, seconds: float, cap_n: float, seed: int
     cfg = from_plain(get_task("g1-force").config_cls, config["task_config"], "task.")
     if not cfg.teacher:
         raise ValueError(f"{checkpoint}: a DAgger student's run (task.teacher set)")
-    cfg = apply_overrides(
-        cfg,
-        [
-            f"forces.cap_start_n={cap_n}",
-            f"forces.cap_min_n={cap_n}",
-            f"forces.cap_max_n={cap_n}",
-            *sets,
-        ],
-    )
+    cfg = apply_overrides(cfg, [*fixed_cap(cap_n), *sets])
     model = load_actor_critic(checkpoint)
     if not model.recurrent:
         raise ValueError(f"{checkpoint}: the student has no memory (model.memory_size=0)")
