@@ -11,8 +11,8 @@ config: random loads, randomized robot, observation noise) with the force cap fi
 `--cap`, records its memory, its observation, the true torso force (heading frame) and the
 teacher's action on the same states, and reports, on held-out simulations:
 
-- how much of the horizontal force's variance an MLP reads from the memory, from one observation, and
-  from the memory and the observation together (R^2, RMSE);
+- how much of the horizontal force's variance an MLP reads from the memory, from one
+  observation, and from the two together (R^2, RMSE);
 - the student's squared action error against the teacher (the DAgger loss) by the load's
   magnitude, so that one sees whether the loss comes from the loaded states.
 
