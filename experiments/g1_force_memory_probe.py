@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import math
 import sys
 import time
 from pathlib import Path
@@ -39,7 +40,7 @@ from simreal.tasks import get_task, make_env
 from simreal.tasks.g1_force.env import TORSO_FORCE_ORACLE
 from simreal.tasks.terms import observe
 
-FORCE_BINS_N = (0.0, 20.0, 50.0, 80.0, 1e9)
+FORCE_BINS_N = (0.0, 20.0, 50.0, 80.0, math.inf)
 """Edges of the load magnitudes the imitation error is split by."""
 
 
@@ -100,7 +101,7 @@ def imitation_by_load(data: dict, skip: int) -> list[dict]:
     for lo, hi in itertools.pairwise(FORCE_BINS_N):
         inside = (load >= lo) & (load < hi)
         rows.append({
-            "load_n": [lo, hi if hi < 1e8 else None],
+            "load_n": [lo, None if math.isinf(hi) else hi],
             "share_of_states": float(inside.mean()),
             "imitation_error": float(err[inside].mean()) if inside.any() else None,
             "share_of_error": float(err[inside].sum() / total),

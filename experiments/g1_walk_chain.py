@@ -98,8 +98,8 @@ class Stage:
 
 STAGES = tuple(Stage(name, RECIPE / path) for name, path in LINEAGE)
 G1_FORCE = Stage("g1-force", RESULTS / "g1-force" / "stage1", task="g1-force", init_iteration=225)
-"""The g1-force headline's run, warm-started from the g1-walk headline (run10, iteration
-225); `--until g1-force` only."""
+"""The g1-force headline's first stage (results/g1-force/stage1), warm-started from the
+g1-walk headline (run10, iteration 225); `--until g1-force` only."""
 ALL_STAGES = (*STAGES, G1_FORCE)
 
 
