@@ -57,6 +57,13 @@ def main() -> None:
     parser.add_argument("run", type=Path)
     parser.add_argument("--every", type=int, default=1, help="every k-th checkpoint")
     parser.add_argument("--last", type=int, default=0, help="only the last n considered")
+    parser.add_argument(
+        "--interval",
+        type=int,
+        default=0,
+        help="only checkpoints at multiples of this many iterations, and the newest (the "
+        "same ones whatever the machine's speed; the trainer saves every 50)",
+    )
     parser.add_argument("--json", type=Path)
     parser.add_argument(
         "--set", action="append", default=[], metavar="KEY=VALUE", help="a condition for both"
@@ -69,7 +76,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     try:
-        checkpoints = swept_checkpoints(args.run, args.every, args.last)
+        checkpoints = swept_checkpoints(args.run, args.every, args.last, args.interval)
     except FileNotFoundError as err:
         sys.exit(str(err))
     conditions = tuple(args.set)

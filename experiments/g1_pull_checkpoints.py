@@ -119,6 +119,13 @@ def main() -> None:
     )
     parser.add_argument("--every", type=int, default=1, help="every k-th checkpoint")
     parser.add_argument("--last", type=int, default=0, help="only the last n considered")
+    parser.add_argument(
+        "--interval",
+        type=int,
+        default=0,
+        help="only checkpoints at multiples of this many iterations, and the newest (the "
+        "same ones whatever the machine's speed; the trainer saves every 50)",
+    )
     parser.add_argument("--json", type=Path)
     parser.add_argument(
         "--set",
@@ -160,7 +167,7 @@ def main() -> None:
         parser.error("RUN is required (or --sweep-of REPORT, --picks-of EVAL, --pick-of REPORT)")
 
     try:
-        checkpoints = swept_checkpoints(args.run, args.every, args.last)
+        checkpoints = swept_checkpoints(args.run, args.every, args.last, args.interval)
     except FileNotFoundError as err:
         sys.exit(str(err))
     rows = []

@@ -90,6 +90,14 @@ def numbered_checkpoints(folder: Path) -> list[Path]:
     return [p for _, p in found]
 
 
+def checkpoint_iteration(path: Path) -> int:
+    """The iteration in a checkpoint's name `model_<iteration>.pt`."""
+    match = _NAME.search(path.name)
+    if match is None:
+        raise ValueError(f"{path}: not a checkpoint name (model_<iteration>.pt)")
+    return int(match.group(1))
+
+
 def latest_checkpoint(folder: Path) -> Path | None:
     found = numbered_checkpoints(folder)
     return found[-1] if found else None
@@ -98,19 +106,28 @@ def latest_checkpoint(folder: Path) -> Path | None:
 def checkpoint_at(folder: Path, iteration: int) -> Path:
     """The checkpoint of `iteration` in `folder`, or the last one saved before it
     (checkpoints are written by wall time, so a given iteration may have none)."""
-    found = [p for p in numbered_checkpoints(folder) if int(_NAME.search(p.name)[1]) <= iteration]
+    found = [p for p in numbered_checkpoints(folder) if checkpoint_iteration(p) <= iteration]
     if not found:
         raise FileNotFoundError(f"{folder}: no checkpoint at or before iteration {iteration}")
     return found[-1]
 
 
-def swept_checkpoints(run: Path, every: int = 1, last: int = 0) -> list[Path]:
+def swept_checkpoints(run: Path, every: int = 1, last: int = 0, interval: int = 0) -> list[Path]:
     """The checkpoints of run directory `run` a sweep judges: every `every`-th counted
     back from the newest (so the newest is always in), the newest `last` of those (0:
-    all); oldest first. FileNotFoundError naming the folder when it holds none."""
+    all); oldest first. FileNotFoundError naming the folder when it holds none.
+
+    With `interval` only the checkpoints at multiples of that many iterations (the
+    trainer's `checkpoint_interval` saves) and the newest count: the trainer also saves on
+    wall time (`checkpoint_every_s`), so without it the same seed trained on a faster or
+    slower machine leaves other checkpoints, and the same sweep judges other ones."""
     found = numbered_checkpoints(run / "checkpoints")
     if not found:
         raise FileNotFoundError(f"{run}: no checkpoints (model_*.pt) in {run / 'checkpoints'}")
+    if interval < 0:
+        raise ValueError(f"interval must be >= 0 iterations, got {interval}")
+    if interval:
+        found = [p for p in found[:-1] if checkpoint_iteration(p) % interval == 0] + found[-1:]
     chosen = found[::-1][::every][::-1]
     return chosen[-last:] if last else chosen
 

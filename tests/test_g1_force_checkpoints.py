@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "experiments" / "g1_force_checkpoints.py"
 
@@ -65,3 +67,23 @@ def test_a_sweep_takes_every_kth_back_from_the_newest_and_the_last_n(tmp_path):
     names = [p.name for p in swept_checkpoints(tmp_path, every=2, last=2)]
     assert names == ["model_000040.pt", "model_001000.pt"]
     assert len(swept_checkpoints(tmp_path)) == 7
+
+
+def test_a_sweep_on_the_interval_judges_the_same_checkpoints_on_any_machine(tmp_path):
+    """The wall-time saves differ between a fast and a slow run of one seed; the saves at
+    multiples of the interval, and the newest, do not."""
+    from simreal.policies.checkpoint import swept_checkpoints
+
+    fast, slow = tmp_path / "fast", tmp_path / "slow"
+    for run, timed in ((fast, (13, 27, 38, 61, 77, 88)), (slow, (31, 72))):
+        (run / "checkpoints").mkdir(parents=True)
+        for i in (*timed, 50, 100, 117):
+            (run / "checkpoints" / f"model_{i:06d}.pt").touch()
+    picked = [
+        [p.name for p in swept_checkpoints(run, every=1, last=3, interval=50)]
+        for run in (fast, slow)
+    ]
+    assert picked[0] == picked[1] == ["model_000050.pt", "model_000100.pt", "model_000117.pt"]
+    assert [p.name for p in swept_checkpoints(fast, last=3)] != picked[0]
+    with pytest.raises(ValueError, match="interval"):
+        swept_checkpoints(fast, interval=-1)
