@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 from simreal.evaluation import evaluate_policy
-from simreal.policies.checkpoint import swept_checkpoints
+from simreal.policies.checkpoint import add_sweep_options, swept_checkpoints
 from simreal.reports import emit
 
 SUSTAINED = ("task.eval_push.mode=sustained",)
@@ -55,15 +55,7 @@ def score(row: dict, pick: str = "in_place") -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run", type=Path)
-    parser.add_argument("--every", type=int, default=1, help="every k-th checkpoint")
-    parser.add_argument("--last", type=int, default=0, help="only the last n considered")
-    parser.add_argument(
-        "--interval",
-        type=int,
-        default=0,
-        help="only checkpoints at multiples of this many iterations, and the newest (the "
-        "same ones whatever the machine's speed; the trainer saves every 50)",
-    )
+    add_sweep_options(parser)
     parser.add_argument("--json", type=Path)
     parser.add_argument(
         "--set", action="append", default=[], metavar="KEY=VALUE", help="a condition for both"

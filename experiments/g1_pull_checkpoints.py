@@ -36,7 +36,7 @@ import sys
 from pathlib import Path
 
 from simreal.evaluation import evaluate_policy
-from simreal.policies.checkpoint import swept_checkpoints
+from simreal.policies.checkpoint import add_sweep_options, swept_checkpoints
 from simreal.reports import emit
 
 THOR_BACKWARD_N, THOR_FORWARD_N = 167.7, 145.5
@@ -117,15 +117,7 @@ def main() -> None:
         type=float,
         help="pick only among checkpoints falling at most this often on validation",
     )
-    parser.add_argument("--every", type=int, default=1, help="every k-th checkpoint")
-    parser.add_argument("--last", type=int, default=0, help="only the last n considered")
-    parser.add_argument(
-        "--interval",
-        type=int,
-        default=0,
-        help="only checkpoints at multiples of this many iterations, and the newest (the "
-        "same ones whatever the machine's speed; the trainer saves every 50)",
-    )
+    add_sweep_options(parser)
     parser.add_argument("--json", type=Path)
     parser.add_argument(
         "--set",

@@ -14,6 +14,7 @@ costs one checkpoint interval instead of the run.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import os
 import re
@@ -110,6 +111,20 @@ def checkpoint_at(folder: Path, iteration: int) -> Path:
     if not found:
         raise FileNotFoundError(f"{folder}: no checkpoint at or before iteration {iteration}")
     return found[-1]
+
+
+def add_sweep_options(parser: argparse.ArgumentParser) -> None:
+    """`--every`, `--last` and `--interval`: the options of `swept_checkpoints`, for the
+    scripts that sweep a run's checkpoints (one wording, one set of defaults)."""
+    parser.add_argument("--every", type=int, default=1, help="every k-th checkpoint")
+    parser.add_argument("--last", type=int, default=0, help="only the last n considered")
+    parser.add_argument(
+        "--interval",
+        type=int,
+        default=0,
+        help="only checkpoints at multiples of this many iterations, and the newest (the "
+        "same ones whatever the machine's speed; the trainer saves every 50)",
+    )
 
 
 def swept_checkpoints(run: Path, every: int = 1, last: int = 0, interval: int = 0) -> list[Path]:
