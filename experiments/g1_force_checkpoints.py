@@ -69,7 +69,7 @@ def main() -> None:
     args = parser.parse_args()
     try:
         checkpoints = swept_checkpoints(args.run, args.every, args.last, args.interval)
-    except FileNotFoundError as err:
+    except (FileNotFoundError, ValueError) as err:
         sys.exit(str(err))
     conditions = tuple(args.set)
     rows = []

@@ -160,7 +160,7 @@ def main() -> None:
 
     try:
         checkpoints = swept_checkpoints(args.run, args.every, args.last, args.interval)
-    except FileNotFoundError as err:
+    except (FileNotFoundError, ValueError) as err:
         sys.exit(str(err))
     rows = []
     for ckpt in checkpoints:
