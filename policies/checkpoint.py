@@ -116,6 +116,8 @@ def checkpoint_at(folder: Path, iteration: int) -> Path:
 def add_sweep_options(parser: argparse.ArgumentParser) -> None:
     """`--every`, `--last` and `--interval`: the options of `swept_checkpoints`, for the
     scripts that sweep a run's checkpoints (one wording, one set of defaults)."""
+    from simreal.policies.config import TrainConfig
+
     parser.add_argument("--every", type=int, default=1, help="every k-th checkpoint")
     parser.add_argument("--last", type=int, default=0, help="only the last n considered")
     parser.add_argument(
@@ -123,7 +125,8 @@ def add_sweep_options(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=0,
         help="only checkpoints at multiples of this many iterations, and the newest (the "
-        "same ones whatever the machine's speed; the trainer saves every 50)",
+        "same ones whatever the machine's speed; the trainer saves every "
+        f"train.checkpoint_interval = {TrainConfig.checkpoint_interval} by default)",
     )
 
 
