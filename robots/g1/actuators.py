@@ -94,7 +94,10 @@ ACTUATORS: dict[str, ActuatorSpec] = {
 
 
 def torque_speed_range(
-    velocity: np.ndarray, torque_limit: np.ndarray, velocity_limit: np.ndarray
+    velocity: np.ndarray,
+    torque_limit: np.ndarray,
+    velocity_limit: np.ndarray,
+    out: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(lower, upper) torque a G1 joint motor can give at joint speed `velocity` (rad/s).
 
@@ -105,10 +108,16 @@ def torque_speed_range(
     motor can only brake: this is how the joint velocity limits are enforced in the
     simulation (the motor cannot drive a joint faster; an outside force can, and is
     braked). The same curve as Isaac Lab's DC motor model with saturation = rated torque.
+
+    `out` (lower, upper): arrays (or views, such as an engine's expanded `forcerange`) the
+    range is written into, so a caller that rewrites it before every physics step makes
+    no temporaries for it; the numbers are the same either way.
     """
+    lower, upper = (None, None) if out is None else out
     ratio = velocity / velocity_limit
-    upper = np.clip(torque_limit * (1.0 - ratio), -torque_limit, torque_limit)
-    lower = np.clip(torque_limit * (-1.0 - ratio), -torque_limit, torque_limit)
+    brake = -torque_limit
+    upper = np.clip(torque_limit * (1.0 - ratio), brake, torque_limit, out=upper)
+    lower = np.clip(torque_limit * (-1.0 - ratio), brake, torque_limit, out=lower)
     return lower, upper
 
 

@@ -367,13 +367,17 @@ class G1Env(TaskEnv):
             return -limit, limit
         return torque_speed_range(self.joint_vel, limit, VELOCITY_LIMITS)
 
-    def _limit_motors(self) -> None:
+    def _limit_motors(self, limit: np.ndarray) -> None:
         """Write the motors' torque range at the current joint speeds into every simulation,
-        before each physics step (MuJoCo clamps an actuator's force to its forcerange)."""
-        lower, upper = self.motor_torque_range()
+        before each physics step (MuJoCo clamps an actuator's force to its forcerange):
+        `motor_torque_range` with the control step's torque `limit` (N, 29), computed
+        straight into the engine's field. Why in place: this runs before every physics
+        step, in the physics thread when groups overlap (tasks/overlap.py), where every
+        temporary is time the GIL is held."""
         field = self.engine.model_field("actuator_forcerange")
-        field[:, :29, 0] = lower
-        field[:, :29, 1] = upper
+        torque_speed_range(
+            self.joint_vel, limit, VELOCITY_LIMITS, out=(field[:, :29, 0], field[:, :29, 1])
+        )
         if not self.engine.live_model_fields:
             self.engine.commit_model()
 
@@ -462,14 +466,19 @@ class G1Env(TaskEnv):
         if self.randomize:
             self._push(t)
         late = self.latency_substeps
-        if late.any() or self.cfg.motor_envelope:
+        envelope = self.cfg.motor_envelope
+        if late.any() or envelope:
+            # The share of each physics step the previous command still holds: 1 before
+            # the new command is due, 0 after, the fraction in the step where it lands;
+            # every substep's command at once, so the loop below only copies and steps.
+            substep = np.arange(self.decimation, dtype=float)[:, None]
+            old = np.clip(late - substep, 0.0, 1.0)[:, :, None]  # (substeps, N, 1)
+            ctrl = old * self.prev_ctrl_target + (1.0 - old) * self.ctrl_target
+            limit = self.torque_limit * self.motor_strength if envelope else None
             for sub in range(self.decimation):
-                # The share of this physics step the previous command still holds: 1 before
-                # the new command is due, 0 after, the fraction in the step where it lands.
-                old = np.clip(late - sub, 0.0, 1.0)[:, None]
-                self.engine.ctrl[:] = old * self.prev_ctrl_target + (1.0 - old) * self.ctrl_target
-                if self.cfg.motor_envelope:
-                    self._limit_motors()
+                self.engine.ctrl[:] = ctrl[sub]
+                if envelope:
+                    self._limit_motors(limit)
                 self.step_physics(1)
         else:
             self.engine.ctrl[:] = self.ctrl_target
