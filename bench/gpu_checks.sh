@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The training-speed checks that need a GPU, in one script (about 7 minutes on one H200
 # with 16 cores; FULL=1 adds quad-hover at the task's default 512 x 32, the 2-8 thread
-# rows, the CPU-learner rows and the PPO update benchmark, about 8 more): the
+# rows, the CPU-learner rows, the PPO update benchmark and bench/native_motor.py at 1024
+# simulations, about 9 more): the
 # training-throughput table of g1-pull on 16 threads with the learner on the GPU, its
 # simulations stepped at once or in 2 or 4 overlapping groups acting group by group
 # (train.env_groups), at 1024 and at 2048 simulations; the CUDA paths of the tests;
-# g1-force's task layer against raw physics at 1024 simulations; quad-hover to a return
+# g1-force's task layer against raw physics at 1024 simulations, stepped at once and in 2
+# overlapping groups (the task-layer goal of 80 % on 16 threads); quad-hover to a return
 # of 474 (2048 simulations x 8 steps per iteration). Every step writes its output under
 # OUT and goes on if one fails, so a partial run still reports what it measured
 # (OUT/log.txt and the JSON files of the tables).
@@ -45,6 +47,8 @@ step tests $py -m pytest -q -p no:cacheprovider tests/test_overlap.py \
   tests/test_policies.py tests/test_distributed.py -k "device or stack or placement or gpu or overlap or groups or chains"
 step engine_overhead_g1_force $py bench/engine_overhead.py --task g1-force --envs 1024 \
   --steps 100 --rounds 3
+step engine_overhead_g1_force_groups2 $py bench/engine_overhead.py --task g1-force \
+  --envs 1024 --steps 100 --rounds 3 --groups 2
 step quad_hover_cuda $py bench/quad_hover_training.py --seeds 0 1 2 --minutes 1 \
   --out /tmp/qh --json "$OUT/quad_hover_cuda.json" --device cuda --envs 2048 \
   --set train.ppo.num_steps_per_env=8
@@ -57,4 +61,6 @@ if [ "${FULL:-0}" = 1 ]; then
   step scale_g1_pull_cpu $py bench/scale.py --training --task g1-pull --device cpu \
     --threads 2 16 --envs-per-thread 64 --iterations 3 --json "$OUT/scale_g1_pull_cpu.json"
   step decoupled_update_131k $py bench/decoupled_update.py --device cuda --samples 131072 --threads 16
+  step native_motor_1024 $py bench/native_motor.py --envs 1024 --steps 20 --rounds 3 \
+    --json "$OUT/native_motor_g1_pull_1024.json"
 fi
