@@ -22,7 +22,10 @@ With --groups G the timed task side is `train.env_groups=G`'s environment
 others' task layer); the replay still comes from the one-group pass.
 
     python bench/engine_overhead.py [--task quad-hover] [--envs 1024] [--steps 200] [--rounds 5]
-        [--groups 1]
+        [--groups 1] [--set KEY=VALUE ...]
+
+`--set` overrides the task's config on both sides (the raw replay steps the same model),
+e.g. `--set actuation=native` for the G1's native motors.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ import mjbatch
 import mujoco
 import numpy as np
 
+from simreal.config import apply_overrides
 from simreal.tasks import get_task, make_env
 
 
@@ -46,8 +50,9 @@ def run(
     rounds: int = 5,
     seed: int = 0,
     groups: int = 1,
+    overrides: list[str] | tuple[str, ...] = (),
 ) -> dict:
-    cfg = get_task(task).config_cls()
+    cfg = apply_overrides(get_task(task).config_cls(), list(overrides), "task.")
     env = make_env(task, cfg, envs, seed=seed)
     stepped = env
     if groups > 1:
@@ -145,8 +150,18 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--steps", type=int, default=200)
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--groups", type=int, default=1, help="train.env_groups of the task side")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="task config override, as train's --set task.KEY=VALUE (e.g. actuation=native)",
+    )
     args = p.parse_args(argv)
-    result = run(args.task, args.envs, args.steps, args.rounds, groups=args.groups)
+    result = run(
+        args.task, args.envs, args.steps, args.rounds, groups=args.groups, overrides=args.set
+    )
+    result["overrides"] = args.set
     print("command: python bench/engine_overhead.py " + " ".join(sys.argv[1:]))
     print(json.dumps(result, indent=2))
     print(

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The training-speed checks that need a GPU, in one script (about 7 minutes on one H200
 # with 16 cores; FULL=1 adds quad-hover at the task's default 512 x 32, the 2-8 thread
-# rows, the CPU-learner rows, the PPO update benchmark and bench/native_motor.py at 1024
-# simulations, about 9 more): the
+# rows, the CPU-learner rows, the PPO update benchmark, and bench/native_motor.py and the
+# overlapped task layer with native motors (actuation=native) at 1024 simulations, about 10
+# more): the
 # training-throughput table of g1-pull on 16 threads with the learner on the GPU, its
 # simulations stepped at once or in 2 or 4 overlapping groups acting group by group
 # (train.env_groups), at 1024 and at 2048 simulations; the CUDA paths of the tests;
@@ -63,4 +64,6 @@ if [ "${FULL:-0}" = 1 ]; then
   step decoupled_update_131k $py bench/decoupled_update.py --device cuda --samples 131072 --threads 16
   step native_motor_1024 $py bench/native_motor.py --envs 1024 --steps 20 --rounds 3 \
     --json "$OUT/native_motor_g1_pull_1024.json"
+  step engine_overhead_g1_force_groups2_native $py bench/engine_overhead.py --task g1-force \
+    --envs 1024 --steps 100 --rounds 3 --groups 2 --set actuation=native
 fi

@@ -120,7 +120,14 @@ def format_table(result: dict, command: str) -> str:
 
 
 def training_row(
-    task: str, threads: int, envs: int, iterations: int, device: str, seed: int = 0, groups: int = 1
+    task: str,
+    threads: int,
+    envs: int,
+    iterations: int,
+    device: str,
+    seed: int = 0,
+    groups: int = 1,
+    overrides: list[str] | tuple[str, ...] = (),
 ) -> dict:
     """One row of the training table: `simreal train` on `threads` CPUs for `iterations`
     PPO iterations, and raw physics against the task layer on the same CPUs."""
@@ -132,6 +139,7 @@ def training_row(
             "--envs", str(envs), "--seed", str(seed), "--device", device, "--out", out,
             "--steps", str(iterations * envs * steps_per_env),
             "--set", f"train.torch_threads={threads}", "--set", f"train.env_groups={groups}",
+            *(arg for item in overrides for arg in ("--set", f"task.{item}")),
         ]  # fmt: skip
         subprocess.run(
             command,
@@ -154,7 +162,9 @@ def training_row(
     try:
         from engine_overhead import run as overhead
 
-        raw = overhead(task, envs, steps=50, rounds=2, seed=seed, groups=groups)
+        raw = overhead(
+            task, envs, steps=50, rounds=2, seed=seed, groups=groups, overrides=overrides
+        )
     finally:
         os.sched_setaffinity(0, previous)
     training_rate = batch / iteration_s
@@ -225,6 +235,7 @@ def main_training(args: argparse.Namespace, command: str) -> None:
                     args.iterations,
                     args.device,
                     groups=groups,
+                    overrides=args.set,
                 )
             )
             print(json.dumps(rows[-1]), flush=True)
@@ -257,6 +268,13 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     p.add_argument(
         "--groups", type=int, nargs="+", default=[1], help="train.env_groups values per row"
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="--training: task config override for every row, as train's --set task.KEY=VALUE",
     )
     args = p.parse_args(argv)
     if args.training:

@@ -47,6 +47,7 @@ class MjBatchEngine:
         # reads zeros until the next one).
         self.sensordata = self.batch.bind("sensordata")
         self._expanded: dict[str, np.ndarray] = {}
+        self._history: np.ndarray | None = None
         self.batch.reset()
 
     @classmethod
@@ -69,6 +70,14 @@ class MjBatchEngine:
         if name not in self._expanded:
             self._expanded[name] = self.batch.expand(name)
         return self._expanded[name]
+
+    def ctrl_history(self) -> np.ndarray:
+        """Live (N, nhistory) view of the actuators' ctrl histories (MuJoCo's `history`,
+        part of each simulation's state), for actuators with a native delay; bound on
+        first use."""
+        if self._history is None:
+            self._history = self.batch.bind("history")
+        return self._history
 
     def commit_model(self, ids: np.ndarray | None = None) -> None:
         self.batch.set_const(ids)

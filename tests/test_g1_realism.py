@@ -54,6 +54,7 @@ def test_evaluation_sets_the_friction_and_states_its_conditions():
         "self_collision": True,
         "terrain": "flat",
         "motor_envelope": True,
+        "actuation": "substeps",
         "joint_frictionloss_n_m": {"min": 0.3, "mean": 0.3, "max": 0.3},
         "joint_damping_n_m_s": {"min": 0.11, "mean": 0.11, "max": 0.11},
     }

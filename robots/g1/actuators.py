@@ -121,6 +121,29 @@ def torque_speed_range(
     return lower, upper
 
 
+CTRL_HISTORY_SAMPLES = 10
+"""ctrl samples each motor keeps in MuJoCo's native actuation (`build_mjcf(native_motors=
+True)`): the largest command latency a G1 task accepts (8 physics steps) plus the two the
+linear interpolation reads between."""
+
+MOTOR_CONSTANT = 1.0
+"""K of a native motor's driver (V s/rad, equal to N m/A): free, since only K/R and the
+no-load speed Vmax/K enter its torque; 1 makes the supply voltage the no-load speed in
+rad/s."""
+
+
+def driver_resistance(torque_limit: np.ndarray, no_load_speed: np.ndarray) -> np.ndarray:
+    """R (Ohm) of a native motor (MuJoCo's `dcmotor`) whose torque is `torque_speed_range`'s
+    envelope: stall torque `torque_limit` at supply voltage Vmax = K * `no_load_speed`.
+
+    The motor's current-controlled driver commands the PD torque tau as the voltage
+    R/K tau + K qdot, clipped at Vmax, and its current is clipped at the torque limit L, so
+    its torque is clip(clip(tau + L qdot / v0, -L, L) - L qdot / v0, -L, L) with
+    L = K Vmax / R and v0 = Vmax / K: the envelope's driving side falls to zero at v0, its
+    braking side stays L (bench/native_motor.py: equal to 3e-14 N m)."""
+    return MOTOR_CONSTANT * MOTOR_CONSTANT * no_load_speed / torque_limit
+
+
 JOINT_FRICTION_COULOMB_N_M = 0.3
 JOINT_FRICTION_VISCOUS_N_M_S = 0.11
 """Nominal joint friction of every G1 joint: Coulomb (MuJoCo's frictionloss, N m) and

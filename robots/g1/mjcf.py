@@ -25,8 +25,12 @@ from collections.abc import Iterable
 
 from simreal.robots.g1.actuators import (
     ACTUATORS,
+    CTRL_HISTORY_SAMPLES,
     JOINT_FRICTION_COULOMB_N_M,
     JOINT_FRICTION_VISCOUS_N_M_S,
+    MOTOR_CONSTANT,
+    VELOCITY_LIMITS,
+    driver_resistance,
 )
 from simreal.robots.g1.geometry import FEET, SHAPES, Box, Capsule, Shape
 from simreal.robots.g1.joints import (
@@ -110,14 +114,31 @@ def _body(
     return "\n".join(lines)
 
 
-def _actuators() -> str:
+def _actuators(native_motors: bool = False, motor_envelope: bool = True) -> str:
+    """The joints' actuators: MuJoCo position actuators (the PD loop, its force clipped at
+    the torque limit), or with `native_motors` ones that keep a ctrl history for MuJoCo's
+    own command delay and, with `motor_envelope`, are `dcmotor`s whose driver gives the
+    torque-speed envelope (`driver_resistance`)."""
     lines = []
-    for name in JOINT_NAMES:
+    for index, name in enumerate(JOINT_NAMES):
         joint, act = JOINTS[name], ACTUATORS[name]
+        common = f'name="{name}" joint="{name}" ctrlrange="{joint.lower:.9g} {joint.upper:.9g}"'
+        history = f' nsample="{CTRL_HISTORY_SAMPLES}" interp="linear" delay="0"'
+        if native_motors and motor_envelope:
+            no_load_speed = float(VELOCITY_LIMITS[index])
+            resistance = driver_resistance(act.torque_limit, no_load_speed)
+            lines.append(
+                f'    <dcmotor {common} input="pos" resistance="{resistance:.17g}" '
+                f'motorconst="{MOTOR_CONSTANT:.17g} {MOTOR_CONSTANT:.17g}" '
+                f'controller="{act.kp:.17g} 0 {act.kd:.17g} 0 0 '
+                f'{MOTOR_CONSTANT * no_load_speed:.17g}" '
+                f'saturation="{act.torque_limit:.17g} 0 0"{history}/>'
+            )
+            continue
         lines.append(
-            f'    <position name="{name}" joint="{name}" kp="{act.kp:.9g}" kv="{act.kd:.9g}" '
-            f'ctrlrange="{joint.lower:.9g} {joint.upper:.9g}" '
-            f'forcerange="{-act.torque_limit:.9g} {act.torque_limit:.9g}"/>'
+            f'    <position {common} kp="{act.kp:.9g}" kv="{act.kd:.9g}" '
+            f'forcerange="{-act.torque_limit:.9g} {act.torque_limit:.9g}"'
+            f"{history if native_motors else ''}/>"
         )
     return "\n".join(lines)
 
@@ -221,6 +242,8 @@ def build_mjcf(
     integrator: str = "implicitfast",
     self_collision: bool = True,
     terrain: tuple[str, str] | None = None,
+    native_motors: bool = False,
+    motor_envelope: bool = True,
 ) -> str:
     """Return an MJCF string: the G1 on a free joint named `pelvis`, over a floor.
 
@@ -230,6 +253,8 @@ def build_mjcf(
     `terrain`: (an MJCF `<hfield name="terrain">` element, the geom's position) makes the
     floor that height field instead of a plane (g1-walk's rough ground); it keeps the
     name `floor`.
+    `native_motors`: the actuators MuJoCo's native actuation needs (`_actuators`; the G1
+    tasks' `actuation="native"`), `motor_envelope` choosing whether they are `dcmotor`s.
 
     The keyframe `stand` holds DEFAULT_JOINT_POS (as qpos and as the PD targets) with
     the soles resting on the floor. Visual geoms (group 2) repeat the collision
@@ -248,6 +273,8 @@ def build_mjcf(
         self_collision,
         excludes,
         terrain,
+        native_motors,
+        motor_envelope,
     )
 
 
@@ -260,6 +287,8 @@ def _build(
     self_collision: bool,
     excludes: tuple[tuple[str, str], ...],
     terrain: tuple[str, str] | None = None,
+    native_motors: bool = False,
+    motor_envelope: bool = True,
 ) -> str:
     robot_affinity = 2 if self_collision else 0
     # Body contacts as stiff as the 5 ms step allows (time constant 2 dt, impedance
@@ -308,7 +337,7 @@ def _build(
 {exclude_xml}
   </contact>
   <actuator>
-{_actuators()}
+{_actuators(native_motors, motor_envelope)}
   </actuator>
   <sensor>
 {_sensors(self_collision)}

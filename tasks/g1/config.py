@@ -11,6 +11,9 @@ from simreal.tasks.g1.rewards import REWARDS
 from simreal.tasks.terms import default_weights
 from simreal.tasks.train_defaults import TrainDefaults
 
+ACTUATIONS = ("substeps", "native")
+"""`G1Config.actuation`'s choices."""
+
 G1_TRAIN_DEFAULTS = TrainDefaults(
     num_envs=256,
     num_steps_per_env=24,
@@ -115,6 +118,18 @@ class G1Config:
     `torque_speed_range`), updated before every physics step: the joint velocity limits
     hold in the simulation. False: a constant torque limit at any speed (the model
     earlier results were measured on)."""
+    actuation: str = "substeps"
+    """How the motors' command latency and torque-speed envelope reach MuJoCo. substeps:
+    the task writes each physics step's command (the late target blended in) and torque
+    range from Python, one engine call per physics step (every engine; the committed G1
+    policies were trained and evaluated so). native: MuJoCo's own actuators do both, a
+    `dcmotor` per joint whose driver gives the same envelope (robots/g1/actuators.py,
+    `driver_resistance`) and their ctrl delay the same latency, so a control step is one
+    engine call (two while a latency is under one physics step: the native delay reads a
+    command only from the step after it arrives, so that first step is blended by hand);
+    mjbatch only. The same model to rounding, except that MuJoCo's implicit integrator
+    keeps a saturated motor's -kd velocity derivative, which the force range drops
+    (bench/native_motor.py)."""
     eval_friction: float = 1.0
     """Sliding friction of floor and soles in evaluation (training randomizes it over
     `randomization.friction`); every G1 evaluation JSON states it as `foot_friction`."""
@@ -150,6 +165,8 @@ class G1Config:
             raise ValueError("physics_dt must be positive and decimation >= 1")
         if self.integrator not in INTEGRATORS:
             raise ValueError(f"integrator {self.integrator!r}: choose one of {INTEGRATORS}")
+        if self.actuation not in ACTUATIONS:
+            raise ValueError(f"actuation {self.actuation!r}: choose one of {ACTUATIONS}")
         if self.episode_s <= 0 or self.eval_episode_s <= 0:
             raise ValueError("episode_s and eval_episode_s must be positive")
         if self.fat2_sigma_rad <= 0 or self.base_height_sigma_m <= 0 or self.upright_sigma <= 0:

@@ -34,7 +34,12 @@ from simreal.robots.g1 import (
     SOLE,
     build_mjcf,
 )
-from simreal.robots.g1.actuators import VELOCITY_LIMITS, torque_speed_range
+from simreal.robots.g1.actuators import (
+    MOTOR_CONSTANT,
+    VELOCITY_LIMITS,
+    driver_resistance,
+    torque_speed_range,
+)
 from simreal.robots.g1.contacts import SelfPenetration
 from simreal.robots.g1.mjcf import LOAD_BODIES, SELF_CONTACT_SENSOR
 from simreal.robots.g1.overlay import Overlay
@@ -108,6 +113,13 @@ class G1Env(TaskEnv):
         num_threads: int = 0,
     ):
         cfg.validate()
+        self.native_motors = cfg.actuation == "native"
+        """MuJoCo's own actuators take the command latency and the motor envelope
+        (`G1Config.actuation`); they need mjbatch's per-simulation model fields."""
+        if self.native_motors and engine != "mjbatch":
+            raise ValueError(
+                f"task.actuation='native' runs on the mjbatch engine only, got engine {engine!r}"
+            )
         self.cfg = cfg
         self.decimation = cfg.decimation
         self.max_episode_steps = cfg.max_episode_steps
@@ -173,6 +185,7 @@ class G1Env(TaskEnv):
             "self_collision": self.cfg.self_collision,
             "terrain": "flat",
             "motor_envelope": self.cfg.motor_envelope,
+            "actuation": self.cfg.actuation,
             "joint_frictionloss_n_m": _summary(self.joint_frictionloss),
             "joint_damping_n_m_s": _summary(self.joint_damping),
         }
@@ -186,6 +199,8 @@ class G1Env(TaskEnv):
             integrator=cfg.integrator,
             self_collision=cfg.self_collision,
             terrain=self.terrain_mjcf(),
+            native_motors=cfg.actuation == "native",
+            motor_envelope=cfg.motor_envelope,
         )
 
     def terrain_mjcf(self) -> tuple[str, str] | None:
@@ -278,6 +293,7 @@ class G1Env(TaskEnv):
         ):
             field(name)[:, dofs] = values
         self._write_actuators(ids)
+        self._write_delays(ids)
         self.engine.commit_model(ids)
 
     def _latency_range(self) -> tuple[float, float]:
@@ -353,10 +369,17 @@ class G1Env(TaskEnv):
     def joint_torque(self) -> np.ndarray:
         """PD torque (N, 29) the actuators apply, clipped at the (randomized) limits and,
         with `motor_envelope`, at the torque the motors can give at their speed."""
-        tau = self.kp * self.kp_scale * (self.engine.ctrl - self.joint_pos)
+        tau = self.kp * self.kp_scale * (self.acting_command() - self.joint_pos)
         tau -= self.kd * self.kd_scale * self.joint_vel
         lower, upper = self.motor_torque_range()
         return np.clip(tau, lower, upper)
+
+    def acting_command(self) -> np.ndarray:
+        """(N, 29) the command the motors act on in the control step's last physics step:
+        the new target, or its blend with the previous one while a latency of more than
+        decimation - 1 physics steps holds it back (the same blend `simulate` writes)."""
+        old = np.clip(self.latency_substeps - (self.decimation - 1), 0.0, 1.0)[:, None]
+        return old * self.prev_ctrl_target + (1.0 - old) * self.ctrl_target
 
     def motor_torque_range(self) -> tuple[np.ndarray, np.ndarray]:
         """(N, 29) lower and upper torque the motors can give now: the (randomized) torque
@@ -467,7 +490,9 @@ class G1Env(TaskEnv):
             self._push(t)
         late = self.latency_substeps
         envelope = self.cfg.motor_envelope
-        if late.any() or envelope:
+        if self.native_motors:
+            self._simulate_native()
+        elif late.any() or envelope:
             # The share of each physics step the previous command still holds: 1 before
             # the new command is due, 0 after, the fraction in the step where it lands;
             # every substep's command at once, so the loop below only copies and steps.
@@ -483,6 +508,24 @@ class G1Env(TaskEnv):
         else:
             self.engine.ctrl[:] = self.ctrl_target
             self.step_physics(self.decimation)
+
+    def _simulate_native(self) -> None:
+        """A control step with MuJoCo's own actuators: the new target into ctrl, their
+        delays and envelope doing the rest in one engine call; where a latency is under
+        one physics step (the native delay reads a command only from the step after it
+        arrives), the first step runs on its own with the blend written by hand."""
+        late, ctrl = self.latency_substeps, self.engine.ctrl
+        ctrl[:] = self.ctrl_target
+        early = np.flatnonzero((late > 0.0) & (late < 1.0))
+        if early.size == 0:
+            self.step_physics(self.decimation)
+            return
+        old = late[early, None]
+        ctrl[early] = old * self.prev_ctrl_target[early] + (1.0 - old) * self.ctrl_target[early]
+        self.step_physics(1)
+        ctrl[early] = self.ctrl_target[early]
+        if self.decimation > 1:
+            self.step_physics(self.decimation - 1)
 
     def after_physics(self) -> None:
         self._update_kinematics()
@@ -566,6 +609,8 @@ class G1Env(TaskEnv):
         self.ctrl_target[ids] = self.default_joint_pos - self.joint_offset[ids]
         self.prev_ctrl_target[ids] = self.ctrl_target[ids]
         self.engine.ctrl[ids] = self.ctrl_target[ids]
+        if self.native_motors:  # a delayed command of the last episode must not act
+            self._hold_in_history(ids, self.ctrl_target[ids])
         self.external_force[ids] = 0.0
         self.peak_force_n[ids] = 0.0
         self.fell[ids] = False
@@ -597,6 +642,7 @@ class G1Env(TaskEnv):
         )
         low, high = self._latency_range()
         self.latency_substeps[ids] = rng.uniform(low, high, n)
+        self._write_delays(ids)
         self.joint_frictionloss[ids] = rng.uniform(*self.coulomb_range, (n, 29))
         self.joint_damping[ids] = rng.uniform(*self.viscous_range, (n, 29))
         dofs = self.joint_dof_ids
@@ -629,12 +675,40 @@ class G1Env(TaskEnv):
         kd = self.kd * self.kd_scale[ids]
         gain = np.broadcast_to(nom["actuator_gainprm"], (n, 29, 10)).copy()
         bias = np.broadcast_to(nom["actuator_biasprm"], (n, 29, 10)).copy()
-        gain[:, :, 0], bias[:, :, 1], bias[:, :, 2] = kp, -kp, -kd
+        if self.native_motors and self.cfg.motor_envelope:  # dcmotor: its driver's terms
+            limit = self.torque_limit * self.motor_strength[ids]
+            gain[:, :, 0] = driver_resistance(limit, VELOCITY_LIMITS)
+            gain[:, :, 1] = MOTOR_CONSTANT
+            gain[:, :, 4], gain[:, :, 6] = kp, kd
+            gain[:, :, 7] = MOTOR_CONSTANT * VELOCITY_LIMITS
+        else:
+            gain[:, :, 0], bias[:, :, 1], bias[:, :, 2] = kp, -kp, -kd
         field("actuator_gainprm")[ids] = gain
         field("actuator_biasprm")[ids] = bias
         field("actuator_forcerange")[ids] = (
             nom["actuator_forcerange"] * self.motor_strength[ids, :, None]
         )
+
+    def _write_delays(self, ids: np.ndarray) -> None:
+        """Native motors: each simulation's command delay (s), its latency except under one
+        physics step, which `_simulate_native` blends by hand (delay 0)."""
+        if not self.native_motors:
+            return
+        late = self.latency_substeps[ids]
+        steps = np.where(late >= 1.0, late, 0.0)
+        self.engine.model_field("actuator_delay")[ids, :29] = steps[:, None] * self.cfg.physics_dt
+
+    def _hold_in_history(self, ids: np.ndarray, command: np.ndarray) -> None:
+        """Native motors: every sample of simulations `ids`' ctrl histories becomes
+        `command` (len(ids), 29), so a delayed read returns it until new commands arrive.
+        MuJoCo keeps an actuator's history at `actuator_historyadr` as two header numbers,
+        then `nsample` times, then `nsample` values."""
+        history = self.engine.ctrl_history()
+        model = self.engine.model
+        for j in range(29):
+            n = int(model.actuator_history[j, 0])
+            start = int(model.actuator_historyadr[j]) + 2 + n
+            history[ids, start : start + n] = command[:, j : j + 1]
 
     def baseline_policy(self, name: str):
         """`stand`: zero actions, i.e. the PD loop holding the default pose; the floor any

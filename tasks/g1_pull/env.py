@@ -107,6 +107,8 @@ class G1PullEnv(G1GaitEnv):
             visual_geoms=cfg.evaluation,
             integrator=cfg.integrator,
             self_collision=cfg.self_collision,
+            native_motors=cfg.actuation == "native",
+            motor_envelope=cfg.motor_envelope,
         )
         self.scene_hand_pos = scene.hand_pos
         self.hands_x = float(scene.hand_pos[:, 0].mean())

@@ -63,6 +63,8 @@ def build_pull_scene(
     visual_geoms: bool,
     integrator: str = "implicitfast",
     self_collision: bool = True,
+    native_motors: bool = False,
+    motor_envelope: bool = True,
 ) -> PullScene:
     """The scene; its `stand` keyframe has the cart ahead of the robot, as when pulling
     backward."""
@@ -73,6 +75,8 @@ def build_pull_scene(
             visual_geoms=visual_geoms,
             integrator=integrator,
             self_collision=self_collision,
+            native_motors=native_motors,
+            motor_envelope=motor_envelope,
         )
     )
     model = spec.compile()
