@@ -10,6 +10,12 @@ So both integrate the same trajectories with the same contacts, and the ratio is
 simreal's task layer costs: actions to controls, observations, rewards, terminations,
 resets, randomization and the instability check.
 
+A third side replays the same on the task's own robots: its per-simulation model fields
+(domain randomization: masses, friction, gains, joint friction; a calibration) written at
+every episode start and committed as the task commits them. The ratio to it
+(`task_robots_ratio_median`) leaves out what MuJoCo itself spends on the randomized
+robots, which no task-layer work can remove; the headline ratio keeps the nominal robot.
+
 The gap is split three ways, each timed in the same rounds: the task's own physics
 (its engine's step calls, `physics_time_s`) against the raw replay, of which a task that
 writes its actuators before every substep (the G1's motor envelope and command latency)
@@ -63,6 +69,15 @@ def run(
     raw = mjbatch.Batch(mujoco.MjModel.from_xml_string(env.mjcf), envs, num_threads=threads)
     raw_ctrl, raw_xfrc = raw.bind("ctrl"), raw.bind("xfrc_applied")
     raw_qpos, raw_qvel, raw_act = raw.bind("qpos"), raw.bind("qvel"), raw.bind("act")
+    # The same replay on the task's own robots: its per-simulation model fields (domain
+    # randomization, calibration) at every episode start, committed as the task commits
+    # them; the motors' force range stays nominal (the envelope rewritten before every
+    # substep is the task layer's work).
+    robots = mjbatch.Batch(mujoco.MjModel.from_xml_string(env.mjcf), envs, num_threads=threads)
+    robot_fields: list[str] = []  # known once the first pass has reset (randomized) the task
+    robot_state = {
+        name: robots.bind(name) for name in ("ctrl", "xfrc_applied", "qpos", "qvel", "act")
+    }
     rng = np.random.default_rng(seed)
     actions = rng.uniform(-1, 1, (steps, env.num_envs, env.num_actions)).astype(np.float32)
     record: dict[str, list] = {}
@@ -75,6 +90,9 @@ def run(
         physics_start = target.physics_time_s
         if keep:
             record.update(start=(env.engine.qpos.copy(), env.engine.qvel.copy()), steps=[])
+            robot_fields[:] = [f for f in env.engine.expanded_fields if f != "actuator_forcerange"]
+            record["fields"] = {f: env.engine.model_field(f).copy() for f in robot_fields}
+            record["reset_fields"] = []
         t0 = time.perf_counter()
         for i in range(steps):
             step = target.step(actions[i])
@@ -90,6 +108,9 @@ def run(
                         env.engine.qpos[sims].copy(),
                         env.engine.qvel[sims].copy(),
                     )
+                )
+                record["reset_fields"].append(
+                    {f: env.engine.model_field(f)[sims].copy() for f in robot_fields}
                 )
         wall = time.perf_counter() - t0
         physics_s.append(target.physics_time_s - physics_start)
@@ -112,16 +133,46 @@ def run(
             raw_act[sims] = 0.0
         return steps * env.num_envs / (time.perf_counter() - t0)
 
-    time_simreal(keep=True), time_raw()  # warm-up; the first pass also records the replay
+    def time_robots() -> float:
+        """`time_raw` on the task's robots (their model fields written at each reset)."""
+        robots.reset()
+        views = {f: robots.expand(f) for f in robot_fields}
+        derived = any(f.startswith("body_") for f in robot_fields)  # masses need set_const
+        for f, view in views.items():
+            view[:] = record["fields"][f]
+        if derived:
+            robots.set_const()
+        st = robot_state
+        st["qpos"][:], st["qvel"][:] = record["start"]
+        t0 = time.perf_counter()
+        for (ctrl, xfrc, sims, qpos, qvel), fields in zip(
+            record["steps"], record["reset_fields"], strict=True
+        ):
+            st["ctrl"][:] = ctrl
+            st["xfrc_applied"][:] = xfrc
+            robots.step(nstep=env.decimation)
+            st["qpos"][sims] = qpos
+            st["qvel"][sims] = qvel
+            st["act"][sims] = 0.0
+            if sims.size:
+                for f, view in views.items():
+                    view[sims] = fields[f]
+                if derived:
+                    robots.set_const(sims)
+        return steps * env.num_envs / (time.perf_counter() - t0)
+
+    time_simreal(keep=True), time_raw(), time_robots()  # warm-up; the first pass records
     if groups > 1:
         time_simreal()  # the groups' warm-up
     physics_s.clear()
-    raw_rates, simreal_rates, substep_rates = [], [], []
+    raw_rates, simreal_rates, substep_rates, robot_rates = [], [], [], []
     for _ in range(rounds):
         simreal_rates.append(time_simreal())
         raw_rates.append(time_raw())
         substep_rates.append(time_raw(per_substep=True))
+        robot_rates.append(time_robots())
     ratios = np.asarray(simreal_rates) / np.asarray(raw_rates)
+    robot_ratios = np.asarray(simreal_rates) / np.asarray(robot_rates)
     wall_ms = 1e3 * env.num_envs / np.asarray(simreal_rates)  # per control step
     physics_ms = 1e3 * np.asarray(physics_s) / steps
     return {
@@ -140,6 +191,9 @@ def run(
         "simreal_physics_ms_per_step": float(np.median(physics_ms)),
         "simreal_task_layer_ms_per_step": float(np.median(wall_ms - physics_ms)),
         "raw_ms_per_step": float(1e3 * env.num_envs / np.median(raw_rates)),
+        "raw_task_robots_env_steps_per_s": float(np.median(robot_rates)),
+        "task_robots_ratio_median": float(np.median(robot_ratios)),
+        "task_robot_fields": robot_fields,
     }
 
 
@@ -175,6 +229,12 @@ def main(argv: list[str] | None = None) -> None:
         f"{result['simreal_physics_ms_per_step']:.2f} ms + task layer "
         f"{result['simreal_task_layer_ms_per_step']:.2f} ms"
     )
+    if result["task_robot_fields"]:
+        print(
+            f"raw on the task's own robots ({len(result['task_robot_fields'])} per-simulation "
+            f"model fields): {result['raw_task_robots_env_steps_per_s']:,.0f} env-steps/s -> "
+            f"simreal keeps {100 * result['task_robots_ratio_median']:.1f} % of it"
+        )
 
 
 if __name__ == "__main__":

@@ -71,6 +71,11 @@ class MjBatchEngine:
             self._expanded[name] = self.batch.expand(name)
         return self._expanded[name]
 
+    @property
+    def expanded_fields(self) -> tuple[str, ...]:
+        """The model fields made per-simulation so far (`model_field`), in first-use order."""
+        return tuple(self._expanded)
+
     def ctrl_history(self) -> np.ndarray:
         """Live (N, nhistory) view of the actuators' ctrl histories (MuJoCo's `history`,
         part of each simulation's state), for actuators with a native delay; bound on

@@ -24,8 +24,13 @@ def test_a_tiny_g1_run_splits_the_gap_into_physics_and_task_layer():
         "simreal_physics_ms_per_step",
         "simreal_task_layer_ms_per_step",
         "raw_ms_per_step",
+        "raw_task_robots_env_steps_per_s",
+        "task_robots_ratio_median",
     ):
         assert out[key] > 0, key
+    # the G1's randomized robots (masses, friction, gains, joint friction) are replayed too
+    assert {"body_mass", "geom_friction", "actuator_gainprm"} <= set(out["task_robot_fields"])
+    assert "actuator_forcerange" not in out["task_robot_fields"]  # the envelope: task layer
     # one round: the split is of that round's wall time exactly
     wall_ms = 1e3 * out["envs"] / out["simreal_env_steps_per_s"]
     split = out["simreal_physics_ms_per_step"] + out["simreal_task_layer_ms_per_step"]
