@@ -66,18 +66,21 @@ def run(
 
         stepped = make_overlapped_env(task, cfg, envs, groups, seed)
     threads = env.engine.num_threads
-    raw = mjbatch.Batch(mujoco.MjModel.from_xml_string(env.mjcf), envs, num_threads=threads)
-    raw_ctrl, raw_xfrc = raw.bind("ctrl"), raw.bind("xfrc_applied")
-    raw_qpos, raw_qvel, raw_act = raw.bind("qpos"), raw.bind("qvel"), raw.bind("act")
+
+    def replay_side() -> tuple[mjbatch.Batch, dict[str, np.ndarray]]:
+        """A raw batch of the task's model and the state fields a replay writes."""
+        batch = mjbatch.Batch(mujoco.MjModel.from_xml_string(env.mjcf), envs, num_threads=threads)
+        return batch, {
+            name: batch.bind(name) for name in ("ctrl", "xfrc_applied", "qpos", "qvel", "act")
+        }
+
+    raw = replay_side()
     # The same replay on the task's own robots: its per-simulation model fields (domain
     # randomization, calibration) at every episode start, committed as the task commits
     # them; the motors' force range stays nominal (the envelope rewritten before every
     # substep is the task layer's work).
-    robots = mjbatch.Batch(mujoco.MjModel.from_xml_string(env.mjcf), envs, num_threads=threads)
+    robots = replay_side()
     robot_fields: list[str] = []  # known once the first pass has reset (randomized) the task
-    robot_state = {
-        name: robots.bind(name) for name in ("ctrl", "xfrc_applied", "qpos", "qvel", "act")
-    }
     rng = np.random.default_rng(seed)
     actions = rng.uniform(-1, 1, (steps, env.num_envs, env.num_actions)).astype(np.float32)
     record: dict[str, list] = {}
@@ -116,61 +119,50 @@ def run(
         physics_s.append(target.physics_time_s - physics_start)
         return steps * env.num_envs / wall
 
-    def time_raw(per_substep: bool = False) -> float:
-        raw.reset()
-        raw_qpos[:], raw_qvel[:] = record["start"]
-        t0 = time.perf_counter()
-        for ctrl, xfrc, sims, qpos, qvel in record["steps"]:
-            raw_ctrl[:] = ctrl
-            raw_xfrc[:] = xfrc
-            if per_substep:
-                for _ in range(env.decimation):
-                    raw.step(nstep=1)
-            else:
-                raw.step(nstep=env.decimation)
-            raw_qpos[sims] = qpos
-            raw_qvel[sims] = qvel
-            raw_act[sims] = 0.0
-        return steps * env.num_envs / (time.perf_counter() - t0)
-
-    def time_robots() -> float:
-        """`time_raw` on the task's robots (their model fields written at each reset)."""
-        robots.reset()
-        views = {f: robots.expand(f) for f in robot_fields}
-        derived = any(f.startswith("body_") for f in robot_fields)  # masses need set_const
+    def time_raw(side, per_substep: bool = False, fields: list[str] | tuple = ()) -> float:
+        """Replay the recorded controls, forces and reset states on `side`, all substeps in
+        one call or one per call; with `fields` (the task's robots) also the task's
+        per-simulation model fields at every episode start, committed as the task does."""
+        batch, st = side
+        batch.reset()
+        views = {f: batch.expand(f) for f in fields}
+        derived = any(f.startswith("body_") for f in fields)  # masses need set_const
         for f, view in views.items():
             view[:] = record["fields"][f]
         if derived:
-            robots.set_const()
-        st = robot_state
+            batch.set_const()
         st["qpos"][:], st["qvel"][:] = record["start"]
         t0 = time.perf_counter()
-        for (ctrl, xfrc, sims, qpos, qvel), fields in zip(
+        for (ctrl, xfrc, sims, qpos, qvel), reset_fields in zip(
             record["steps"], record["reset_fields"], strict=True
         ):
             st["ctrl"][:] = ctrl
             st["xfrc_applied"][:] = xfrc
-            robots.step(nstep=env.decimation)
+            if per_substep:
+                for _ in range(env.decimation):
+                    batch.step(nstep=1)
+            else:
+                batch.step(nstep=env.decimation)
             st["qpos"][sims] = qpos
             st["qvel"][sims] = qvel
             st["act"][sims] = 0.0
-            if sims.size:
+            if views and sims.size:
                 for f, view in views.items():
-                    view[sims] = fields[f]
+                    view[sims] = reset_fields[f]
                 if derived:
-                    robots.set_const(sims)
+                    batch.set_const(sims)
         return steps * env.num_envs / (time.perf_counter() - t0)
 
-    time_simreal(keep=True), time_raw(), time_robots()  # warm-up; the first pass records
+    time_simreal(keep=True), time_raw(raw), time_raw(robots, fields=robot_fields)  # warm-up
     if groups > 1:
         time_simreal()  # the groups' warm-up
     physics_s.clear()
     raw_rates, simreal_rates, substep_rates, robot_rates = [], [], [], []
     for _ in range(rounds):
         simreal_rates.append(time_simreal())
-        raw_rates.append(time_raw())
-        substep_rates.append(time_raw(per_substep=True))
-        robot_rates.append(time_robots())
+        raw_rates.append(time_raw(raw))
+        substep_rates.append(time_raw(raw, per_substep=True))
+        robot_rates.append(time_raw(robots, fields=robot_fields))
     ratios = np.asarray(simreal_rates) / np.asarray(raw_rates)
     robot_ratios = np.asarray(simreal_rates) / np.asarray(robot_rates)
     wall_ms = 1e3 * env.num_envs / np.asarray(simreal_rates)  # per control step

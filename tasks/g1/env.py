@@ -199,7 +199,7 @@ class G1Env(TaskEnv):
             integrator=cfg.integrator,
             self_collision=cfg.self_collision,
             terrain=self.terrain_mjcf(),
-            native_motors=cfg.actuation == "native",
+            native_motors=self.native_motors,
             motor_envelope=cfg.motor_envelope,
         )
 
@@ -218,6 +218,9 @@ class G1Env(TaskEnv):
         )
         self.torso_id = int(model.body("torso_link").id)
         self.joint_dof_ids = np.array([model.jnt_dofadr[model.joint(n).id] for n in JOINT_NAMES])
+        self.history_columns = _history_value_columns(model)
+        """(29, nsample) columns of MuJoCo's `history` holding each joint actuator's ctrl
+        samples (native motors; empty where the actuators keep no history)."""
         self.nominal = {
             name: getattr(model, name).copy()
             for name in (
@@ -379,7 +382,7 @@ class G1Env(TaskEnv):
         the new target, or its blend with the previous one while a latency of more than
         decimation - 1 physics steps holds it back (the same blend `simulate` writes)."""
         old = np.clip(self.latency_substeps - (self.decimation - 1), 0.0, 1.0)[:, None]
-        return old * self.prev_ctrl_target + (1.0 - old) * self.ctrl_target
+        return _blend(old, self.prev_ctrl_target, self.ctrl_target)
 
     def motor_torque_range(self) -> tuple[np.ndarray, np.ndarray]:
         """(N, 29) lower and upper torque the motors can give now: the (randomized) torque
@@ -493,12 +496,10 @@ class G1Env(TaskEnv):
         if self.native_motors:
             self._simulate_native()
         elif late.any() or envelope:
-            # The share of each physics step the previous command still holds: 1 before
-            # the new command is due, 0 after, the fraction in the step where it lands;
-            # every substep's command at once, so the loop below only copies and steps.
+            # Every substep's command at once, so the loop below only copies and steps.
             substep = np.arange(self.decimation, dtype=float)[:, None]
             old = np.clip(late - substep, 0.0, 1.0)[:, :, None]  # (substeps, N, 1)
-            ctrl = old * self.prev_ctrl_target + (1.0 - old) * self.ctrl_target
+            ctrl = _blend(old, self.prev_ctrl_target, self.ctrl_target)
             limit = self.torque_limit * self.motor_strength if envelope else None
             for sub in range(self.decimation):
                 self.engine.ctrl[:] = ctrl[sub]
@@ -514,16 +515,15 @@ class G1Env(TaskEnv):
         delays and envelope doing the rest in one engine call; where a latency is under
         one physics step (the native delay reads a command only from the step after it
         arrives), the first step runs on its own with the blend written by hand."""
-        late, ctrl = self.latency_substeps, self.engine.ctrl
-        ctrl[:] = self.ctrl_target
+        late, ctrl, target = self.latency_substeps, self.engine.ctrl, self.ctrl_target
+        ctrl[:] = target
         early = np.flatnonzero((late > 0.0) & (late < 1.0))
         if early.size == 0:
             self.step_physics(self.decimation)
             return
-        old = late[early, None]
-        ctrl[early] = old * self.prev_ctrl_target[early] + (1.0 - old) * self.ctrl_target[early]
+        ctrl[early] = _blend(late[early, None], self.prev_ctrl_target[early], target[early])
         self.step_physics(1)
-        ctrl[early] = self.ctrl_target[early]
+        ctrl[early] = target[early]
         if self.decimation > 1:
             self.step_physics(self.decimation - 1)
 
@@ -700,15 +700,11 @@ class G1Env(TaskEnv):
 
     def _hold_in_history(self, ids: np.ndarray, command: np.ndarray) -> None:
         """Native motors: every sample of simulations `ids`' ctrl histories becomes
-        `command` (len(ids), 29), so a delayed read returns it until new commands arrive.
-        MuJoCo keeps an actuator's history at `actuator_historyadr` as two header numbers,
-        then `nsample` times, then `nsample` values."""
-        history = self.engine.ctrl_history()
-        model = self.engine.model
-        for j in range(29):
-            n = int(model.actuator_history[j, 0])
-            start = int(model.actuator_historyadr[j]) + 2 + n
-            history[ids, start : start + n] = command[:, j : j + 1]
+        `command` (len(ids), 29), so a delayed read returns it until new commands arrive."""
+        columns = self.history_columns
+        self.engine.ctrl_history()[np.ix_(ids, columns.ravel())] = np.repeat(
+            command, columns.shape[1], axis=1
+        )
 
     def baseline_policy(self, name: str):
         """`stand`: zero actions, i.e. the PD loop holding the default pose; the floor any
@@ -727,6 +723,22 @@ class G1Env(TaskEnv):
             "kp": self.kp.tolist(),
             "kd": self.kd.tolist(),
         }
+
+
+def _history_value_columns(model: mujoco.MjModel) -> np.ndarray:
+    """(29, nsample) columns of `history` with the joint actuators' ctrl samples: MuJoCo
+    keeps an actuator's history at `actuator_historyadr` as two header numbers, then
+    `nsample` times, then `nsample` values. (29, 0) where there is no history."""
+    samples = int(model.actuator_history[0, 0])
+    values = model.actuator_historyadr[:29, None] + 2 + samples
+    return values + np.arange(samples)
+
+
+def _blend(old: np.ndarray, previous: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """The command a motor acts on while a late target arrives: `old` the previous
+    target's share (1 before the new one is due, 0 after, the fraction in the physics step
+    where it lands)."""
+    return old * previous + (1.0 - old) * new
 
 
 def _summary(values: np.ndarray) -> dict[str, float]:

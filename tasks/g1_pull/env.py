@@ -107,7 +107,7 @@ class G1PullEnv(G1GaitEnv):
             visual_geoms=cfg.evaluation,
             integrator=cfg.integrator,
             self_collision=cfg.self_collision,
-            native_motors=cfg.actuation == "native",
+            native_motors=self.native_motors,
             motor_envelope=cfg.motor_envelope,
         )
         self.scene_hand_pos = scene.hand_pos
