@@ -12,7 +12,9 @@ from typing import TypeVar
 
 from simreal import __version__
 from simreal.calibrating import ROUTINES
+from simreal.reports import add_arguments as add_report_arguments
 from simreal.reports import emit
+from simreal.reports import run as cmd_report
 from simreal.sim.engine import ENGINES, EngineUnavailableError
 
 T = TypeVar("T")
@@ -514,6 +516,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="options for that benchmark, e.g. scale --max-envs 512",
     )
     s.set_defaults(func=cmd_bench)
+
+    s = sub.add_parser("report", help="regenerate README.md's and docs/results.md's tables")
+    add_report_arguments(s)
+    s.set_defaults(func=cmd_report)
     return p
 
 
