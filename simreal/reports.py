@@ -104,7 +104,7 @@ CONDITIONS: dict[str, Callable[[object, dict], str]] = {
     "randomization": _randomization,
     "reference": _reference,
     "num_drones": lambda v, d: f"{v} drones",
-    "eval_density": lambda v, d: f"density {v:.0%}",
+    "eval_density": lambda v, d: f"density {v * 100:.0f} %",
     "goal_assignment": lambda v, d: {"random": "random goals", "lanes": "goals kept in lanes"}.get(
         v, f"{v} goals"
     ),
@@ -411,10 +411,12 @@ def _load(path: Path) -> dict:
 
 
 def _format(template: str, data: dict, source: str) -> str:
+    """`template` over the JSON's fields; a percentage gets the space the docs write (95.3 %)."""
     try:
-        return template.format_map(data)
+        text = template.format_map(data)
     except (KeyError, IndexError) as err:
         raise KeyError(f"{source}: the eval JSON has no field {err} ({template!r})") from None
+    return re.sub(r"(\d)%", r"\1 %", text)
 
 
 def _pooled(files: list[tuple[Path, dict]]) -> dict:

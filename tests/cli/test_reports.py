@@ -82,9 +82,9 @@ def test_pooled_seeds_are_weighted_by_episodes(tree: Path):
     """quad-swarm's headline pools three seeds; one seed's success moves the pooled rate."""
     row = next(r for r in reports.HEADLINES if r.task == "quad-swarm")
     before = reports.headline_cell(row, tree)
-    assert "**77.1%**" in before and "seeds 3, 4, 5, 192 episodes pooled" in before
+    assert "**77.1 %**" in before and "seeds 3, 4, 5, 192 episodes pooled" in before
     _set(tree / "results/quad-swarm" / row.pool[0], "success", 1.0)  # 78.1 % -> 100 %
-    assert "**84.4%**" in reports.headline_cell(row, tree)
+    assert "**84.4 %**" in reports.headline_cell(row, tree)
 
 
 def test_bad_input_names_the_file_and_field(tree: Path):
