@@ -33,6 +33,8 @@ def test_readme_is_a_map():
     text = (ROOT / "README.md").read_text()
     assert len(text.splitlines()) <= 150
     assert not re.search(r"20\d\d-\d\d", text), "a date in the README"
+    hashes = [h for h in re.findall(r"\b[0-9a-f]{7,40}\b", text) if re.search("[a-f]", h)]
+    assert not hashes, f"commit hashes in the README: {hashes}"
     for link in re.findall(r"\]\(([^)#]+)", text):
         if not link.startswith("http"):
             assert (ROOT / link).exists() or link in {
