@@ -90,7 +90,7 @@ def _range(value: float | list, unit: str = "") -> str:
 CONDITIONS: dict[str, Callable[[object, dict], str]] = {
     "policy": _policy,
     "engine": _engine,
-    "seed": lambda v, d: f"seed {v}",
+    "seed": lambda v, d: f"eval seed {v}",
     "episodes": lambda v, d: f"{v} episode" + ("" if v == 1 else "s"),
     "foot_friction": lambda v, d: f"friction {v}",
     "self_collision": lambda v, d: "self-collision " + ("on" if v else "off"),
@@ -197,7 +197,7 @@ HEADLINES: tuple[Headline, ...] = (
         doc="docs/quadcopters.md",
         json="eval_randomized_random.json",
         number="position RMSE **{position_rmse_m:.3f} m**",
-        conditions=("reference", "randomization", "seed", "episodes"),
+        conditions=("reference", "randomization", "engine", "seed", "episodes"),
     ),
     Headline(
         task="quad-swarm",
@@ -209,7 +209,7 @@ HEADLINES: tuple[Headline, ...] = (
             "eval_seed5_random_32drones_density80.json",
         ),
         number="swarm success **{success:.1%}**",
-        conditions=("num_drones", "eval_density", "goal_assignment", "seed", "episodes"),
+        conditions=("num_drones", "eval_density", "goal_assignment", "engine", "seed", "episodes"),
     ),
     Headline(
         task="lane-keep",
@@ -217,7 +217,14 @@ HEADLINES: tuple[Headline, ...] = (
         doc="docs/lane-keep.md",
         json="eval.json",
         number="lateral RMSE **{lateral_rmse_pooled_m:.3f} m**, {collision_rate:.0%} collisions",
-        conditions=("lane_state_source", "lidar_noise_m", "road_set", "seed", "episodes"),
+        conditions=(
+            "lane_state_source",
+            "lidar_noise_m",
+            "road_set",
+            "engine",
+            "seed",
+            "episodes",
+        ),
     ),
     Headline(
         task="g1-force",
@@ -252,7 +259,7 @@ HEADLINES: tuple[Headline, ...] = (
             "velocity error **{lin_vel_tracking_rmse_m_s:.3f} m/s**, "
             "yaw {yaw_rate_tracking_rmse_rad_s:.3f} rad/s, {fall_rate:.0%} falls"
         ),
-        conditions=("terrain", "foot_friction", "self_collision", "seed", "episodes"),
+        conditions=("terrain", "engine", "foot_friction", "self_collision", "seed", "episodes"),
     ),
     Headline(
         task="dex-track",
