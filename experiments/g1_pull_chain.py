@@ -150,9 +150,7 @@ STAGES = (
         (*WALK, "task.reward_weights.track_lin_vel=2.0"),
         "results/experiments/g1-pull-run2",
     ),
-    Stage(
-        "rail", "g1-pull", 5_836_800, RAIL, "results/experiments/g1-pull-run3/README.md, step 1"
-    ),
+    Stage("rail", "g1-pull", 5_836_800, RAIL, "results/experiments/g1-pull-run3/README.md, step 1"),
     Stage("tow", "g1-pull", 6_156_288, TOW, "results/experiments/g1-pull-run3"),
     Stage("heavy", "g1-pull", 17_559_552, HEAVY, "results/experiments/g1-pull-run4"),
     Stage(
