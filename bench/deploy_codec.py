@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=2000)
     p.add_argument(
-        "--policy", type=Path, default=ROOT / "results/experiments/g1/force-run/policy.onnx"
+        "--policy", type=Path, default=ROOT / "results/experiments/g1-force-run1/policy.onnx"
     )
     p.add_argument("--json", type=Path)
     args = p.parse_args(argv)

@@ -7,7 +7,7 @@ results/g1-pull's policy is its continuation on the realistic body) came out of 
 that added the stepping reference, the walking rewards, the rail heading, the
 per-simulation load curriculum, the tow reward, heavier carts, and last the even-pull
 reward with FAT2's wider lean). Each stage's command is in the config.yaml of its
-results/experiments/g1 directory; the budgets below are the env steps each stage actually ran
+results/experiments/ folder (g1-force-run1..3, g1-pull-run1..4); the budgets below are the env steps each stage actually ran
 (85.2 M in all). This script replays that chain, so that
 
 - `--arch decoupled` reproduces the committed policy's recipe with one command, and
@@ -21,11 +21,11 @@ and each action group's own PPO ratio.
 seed; `--until steady` stops where the historical chain did.
 
 It is a replay with today's code, not the historical runs bit for bit: stage 1 uses the
-critic learning rate of 1e-3 from the start (force-run changed it by hand at 9.2 M
+critic learning rate of 1e-3 from the start (g1-force-run1 changed it by hand at 9.2 M
 steps), and the first stages ran while actions were clipped at +-1 (today +-5).
 `--nproc 2` runs each new stage as 2 torchrun ranks of 128 simulations (the same
 256-simulation batch, twice the throughput on this 2-core machine); the historical
-stages ran as one process except pull-run-4's (2 ranks).
+stages ran as one process except g1-pull-run4's (2 ranks).
 
 Stages are resumable: a stage whose run reached its budget is skipped; one that has a
 checkpoint short of it is resumed (`simreal train --resume`); the next stage warm-starts
@@ -127,34 +127,32 @@ STAGES = (
         "g1-force",
         15_513_600,
         ("train.ppo.critic_learning_rate=0.001",),
-        "results/experiments/g1/force-run, force-run-2",
+        "results/experiments/g1-force-run1, g1-force-run2",
     ),
     Stage(
         "force-2",
         "g1-force",
         8_355_840,
         ("train.ppo.critic_learning_rate=0.001",),
-        "results/experiments/g1/force-run-3, results/g1-force",
+        "results/experiments/g1-force-run3, results/g1-force",
     ),
     Stage(
         "ref",
         "g1-pull",
         1_658_880,
         PULL_BASE,
-        "results/experiments/g1/pull-run-2/README.md, step 1",
+        "results/experiments/g1-pull-run2/README.md, step 1",
     ),
     Stage(
         "walk",
         "g1-pull",
         11_999_232,
         (*WALK, "task.reward_weights.track_lin_vel=2.0"),
-        "results/experiments/g1/pull-run-2",
+        "results/experiments/g1-pull-run2",
     ),
-    Stage(
-        "rail", "g1-pull", 5_836_800, RAIL, "results/experiments/g1/pull-run-3/README.md, step 1"
-    ),
-    Stage("tow", "g1-pull", 6_156_288, TOW, "results/experiments/g1/pull-run-3"),
-    Stage("heavy", "g1-pull", 17_559_552, HEAVY, "results/experiments/g1/pull-run-4"),
+    Stage("rail", "g1-pull", 5_836_800, RAIL, "results/experiments/g1-pull-run3/README.md, step 1"),
+    Stage("tow", "g1-pull", 6_156_288, TOW, "results/experiments/g1-pull-run3"),
+    Stage("heavy", "g1-pull", 17_559_552, HEAVY, "results/experiments/g1-pull-run4"),
     Stage(
         "steady",
         "g1-pull",
@@ -162,7 +160,7 @@ STAGES = (
         (*HEAVY, *STEADY_TERMS),
         "results/experiments/g1-pull-idealized",
     ),
-    Stage("light", "g1-pull", 7_372_800, LIGHT, "results/experiments/g1/*-chain*/09-light"),
+    Stage("light", "g1-pull", 7_372_800, LIGHT, "results/experiments/g1-pull-*-chain*/09-light"),
 )
 HISTORICAL = STAGES[:8]
 """The stages of the historical chain (results/experiments/g1-pull-idealized, 85.2 M steps);
@@ -286,7 +284,7 @@ def stage_end(stage_dir: Path, last: int) -> dict | None:
     over those of the last `last` iterations that finished an episode (a stage's first
     iterations log none; None while no iteration has), and the curriculum level at its
     last one. The CSV is found under the stage's run (ROOT's layout) or directly in
-    `stage_dir` (a flat copy such as results/experiments/g1/coupled-chain); None before the stage
+    `stage_dir` (a flat copy such as results/experiments/g1-pull-coupled-chain); None before the stage
     logged anything."""
     found = sorted(stage_dir.rglob("metrics.csv")) if stage_dir.is_dir() else []
     if not found:
@@ -312,7 +310,7 @@ def stage_end(stage_dir: Path, last: int) -> dict | None:
 def warm_start(root: Path, first: int) -> Path | None:
     """The run stage `first` (0-based) warm-starts from: None for the first stage, else the
     stage before it, which must have a checkpoint in ROOT. This lets a finished chain whose
-    early checkpoints were not kept (results/experiments/g1/coupled-chain keeps only 08-steady's) take
+    early checkpoints were not kept (results/experiments/g1-pull-coupled-chain keeps only 08-steady's) take
     a stage appended after it."""
     if first == 0:
         return None

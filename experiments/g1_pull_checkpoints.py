@@ -15,8 +15,8 @@ checked.
         [--set task.eval_friction=0.7]   # conditions added to both protocols
         [--max-fall-rate 0.1]            # pick among checkpoints falling at most this often
     python experiments/g1_pull_checkpoints.py --pick-of REPORT --max-fall-rate 0.1
-    python experiments/g1_pull_checkpoints.py --sweep-of results/experiments/g1/coupled-chain/09-light/checkpoints.json
-    python experiments/g1_pull_checkpoints.py --picks-of results/experiments/g1/coupled-chain*/09-light/eval.json
+    python experiments/g1_pull_checkpoints.py --sweep-of results/experiments/g1-pull-coupled-chain/09-light/checkpoints.json
+    python experiments/g1_pull_checkpoints.py --picks-of results/experiments/g1-pull-coupled-chain*/09-light/eval.json
 
 Because neighbouring checkpoints differ so much, the report also gives the evaluation
 protocol's mean and standard deviation over all swept checkpoints (`sweep`): when two

@@ -56,21 +56,21 @@ from simreal.policies.checkpoint import checkpoint_at
 from simreal.reports import emit
 
 RESULTS = Path(__file__).resolve().parent.parent / "results"
-RECIPE = RESULTS / "experiments"
 LINEAGE = (
-    ("run1", "g1-walk-run1"),
-    ("run2", "g1-walk-recipe/run2"),
-    ("run3", "g1-walk-recipe/run3"),
-    ("run4", "g1-walk-recipe/run4"),
-    ("run5", "g1-walk-recipe/run5"),
-    ("run6", "g1-walk-recipe/run6"),
-    ("run7g", "g1-walk-recipe/run7g"),
-    ("run9", "g1-walk-recipe/run9"),
-    ("run10a", "g1-walk-recipe/run10a"),
-    ("run10", "g1-walk-recipe/run10"),
+    ("run1", "experiments/g1-walk-run1"),
+    ("run2", "experiments/g1-walk-recipe/run2"),
+    ("run3", "experiments/g1-walk-recipe/run3"),
+    ("run4", "experiments/g1-walk-recipe/run4"),
+    ("run5", "experiments/g1-walk-recipe/run5"),
+    ("run6", "experiments/g1-walk-recipe/run6"),
+    ("run7g", "experiments/g1-walk-recipe/run7g"),
+    ("run9", "experiments/g1-walk-recipe/run9"),
+    ("run10a", "experiments/g1-walk-recipe/run10a"),
+    ("run10", "g1-walk"),
 )
-"""The headline's ancestry, oldest first (each config.yaml's --init-from names the one
-before; run7, run8 were side branches, not ancestors)."""
+"""The headline's ancestry, oldest first, under results/ (each config.yaml's --init-from
+names the one before; run7, run8 were side branches, not ancestors). run10 is the headline
+itself: its config.yaml and metrics.csv live in results/g1-walk only."""
 
 DROPPED = {"--init-from", "--out", "--minutes", "--steps", "--device", "--arch", "--seed"}
 """Flags of a historical command the replay sets itself."""
@@ -96,7 +96,7 @@ class Stage:
         return split_command(yaml.safe_load((self.source / "config.yaml").read_text())["command"])
 
 
-STAGES = tuple(Stage(name, RECIPE / path) for name, path in LINEAGE)
+STAGES = tuple(Stage(name, RESULTS / path) for name, path in LINEAGE)
 G1_FORCE = Stage("g1-force", RESULTS / "g1-force" / "stage1", task="g1-force", init_iteration=225)
 """The g1-force headline's first stage (results/g1-force/stage1), warm-started from the
 g1-walk headline (run10, iteration 225); `--until g1-force` only."""

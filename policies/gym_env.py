@@ -130,7 +130,7 @@ def gym_train_config(**overrides: Any) -> TrainConfig:
       clip_range_vf). Return scaling with value clipping, CleanRL's choice and simreal's
       earlier default, cost Ant-v5 about 40 % of SB3's return on its own and lost it 0.33
       of SB3 over 3 seeds together with the next item's amplification
-      (results/experiments/gym-knobs, gym-suite; the switch: gym-candidate-suite).
+      (results/experiments/gym-knobs, gym-suite; the switch: gym-suite-var-floor-seeds).
     - The observation normalized and clipped to +-10 (always on in simreal), with its
       variance floored at 1 (`model.normalizer_var_floor`): a column is scaled down when
       its std is above 1, never amplified. Under the floor 0.01 Ant-v5's mostly-zero

@@ -26,7 +26,7 @@ from simreal.deploy.logs import read_rollout
 pytestmark = pytest.mark.slow  # separate processes over DDS
 
 ROOT = Path(__file__).resolve().parent.parent
-FORCE_POLICY = ROOT / "results" / "experiments" / "g1" / "force-run" / "policy.onnx"
+FORCE_POLICY = ROOT / "results" / "experiments" / "g1-force-run1" / "policy.onnx"
 """The first g1-force policy: stands unpushed and resists about 10 N step pushes."""
 PUSH_N = 5.0
 """Torso push in the end-to-end test; raise it with a stronger policy. The first policy

@@ -60,7 +60,7 @@ def test_dry_run_starts_the_first_stage(tmp_path, nproc):
 
 @pytest.mark.slow
 def test_first_warm_starts_from_the_stage_before(tmp_path):
-    """--first light on a root holding only steady's run (results/experiments/g1/coupled-chain's case)
+    """--first light on a root holding only steady's run (results/experiments/g1-pull-coupled-chain's case)
     starts light from it; without that run it names what is missing."""
     cmd = [sys.executable, str(SCRIPT), "--arch", "coupled", "--root", str(tmp_path)]
     cmd += ["--first", "light", "--dry-run", "--seed", "1", "--set", "train.ppo.ratio=joint"]
