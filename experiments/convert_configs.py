@@ -8,7 +8,9 @@ config they were made with. Two older forms exist, and loading no longer convert
   per-second weight W whose product with the control period is w exactly, so a policy
   evaluates to the same returns; `reward_weights_unit: per_second` is added;
 - lane-keep configs from before the lane detector (no `perception` section): their policy
-  read the exact lane state, so they get `perception: {lane_state_source: ground_truth}`.
+  read the exact lane state, so they get `perception: {lane_state_source: ground_truth}`;
+- policies exported before `action_clip` was metadata: they were trained with 1, and the
+  deploy runtime now requires the key.
 
 Every YAML and ONNX file below the given paths (default: results/) that holds a task
 config is checked; files already in today's form are left byte-for-byte alone. --check
@@ -100,12 +102,17 @@ def convert_onnx(path: Path) -> bytes | None:
     props = {entry.key: entry for entry in model.metadata_props}
     if "task_config" not in props or "task" not in props or props["task"].value not in TASKS:
         return None
+    changed = False
     plain = json.loads(props["task_config"].value)
     new = convert_task_config(props["task"].value, plain)
-    if new == plain and list(new) == list(plain):
-        return None
-    props["task_config"].value = json.dumps(new)
-    return model.SerializeToString()
+    if new != plain or list(new) != list(plain):
+        props["task_config"].value = json.dumps(new)
+        changed = True
+    if "action_clip" not in props:
+        entry = model.metadata_props.add()
+        entry.key, entry.value = "action_clip", json.dumps(1.0)
+        changed = True
+    return model.SerializeToString() if changed else None
 
 
 def candidates(paths: list[Path]) -> list[Path]:
