@@ -66,8 +66,7 @@ class PolicyMetadata:
     """Units of a recurrent policy's memory: its graph takes `h` beside `obs` and returns
     `h_next` beside `actions` (0: feed-forward, obs to actions only)."""
     action_clip: float = 1.0
-    """Actions are clipped to +-this before scaling, as in training (absent in policies
-    exported before it existed: those were trained with 1)."""
+    """Actions are clipped to +-this before scaling, as in training."""
 
 
 def _is_number(x: object) -> bool:
@@ -139,7 +138,7 @@ _JSON_FIELDS: dict[str, Callable[[object], object]] = {
     "action_clip": _float,
 }
 
-_OPTIONAL = {"obs_history", "memory_size", "action_clip"}
+_OPTIONAL = {"obs_history", "memory_size"}
 
 
 def _check_keys(props: dict[str, str], source: str) -> None:

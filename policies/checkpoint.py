@@ -2,10 +2,7 @@
 
 Checkpoints hold only tensors and plain data (numbers, strings, lists, dicts: the model
 config as a dict) and load with `torch.load(..., weights_only=True)`, which refuses to
-run code from the file: a checkpoint from elsewhere cannot execute anything. Checkpoints
-written before this rule pickled the model config as a `ModelConfig` object; that one
-class is allowed by name when loading (`torch.serialization.safe_globals`), so they
-still load, with no other code allowed.
+run code from the file: a checkpoint from elsewhere cannot execute anything.
 
 Resuming takes the newest checkpoint that loads and has every key a resume needs
 (`newest_readable`), and says which newer ones it skipped and why, so one corrupt file
@@ -157,8 +154,7 @@ def load_checkpoint(path: Path, required: tuple[str, ...] = ()) -> dict[str, Any
     from simreal.policies.config import ModelConfig
 
     try:
-        with torch.serialization.safe_globals([ModelConfig]):
-            state = torch.load(path, map_location="cpu", weights_only=True)
+        state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:
         raise CheckpointError(f"{path}: not a readable simreal checkpoint ({err})") from err
     if not isinstance(state, dict):

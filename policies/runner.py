@@ -37,23 +37,6 @@ def _stop_on_sigterm():
     return signal.signal(signal.SIGTERM, interrupt)
 
 
-def _split_parameter_groups(optimizer_state: dict, ppo: PPO) -> dict:
-    """Checkpoints from before the critic had its own Adam parameter group hold one group
-    over all parameters in model order (actor first): split it the way PPO now groups them."""
-    groups = ppo.optimizer.param_groups
-    if len(optimizer_state["param_groups"]) == len(groups):
-        return optimizer_state
-    (old,) = optimizer_state["param_groups"]
-    sizes = [len(g["params"]) for g in groups]
-    if len(old["params"]) != sum(sizes):
-        raise ValueError("checkpoint optimizer does not match the model's parameters")
-    new_groups, start = [], 0
-    for group, size in zip(groups, sizes, strict=True):
-        new_groups.append({**old, "lr": group["lr"], "params": old["params"][start : start + size]})
-        start += size
-    return {"state": optimizer_state["state"], "param_groups": new_groups}
-
-
 class OnPolicyRunner:
     """Trains an ActorCritic with PPO on `env`, evaluating on `eval_env` when given.
 
@@ -183,7 +166,7 @@ class OnPolicyRunner:
     def resume(self) -> Path:
         path, state = newest_readable(self.checkpoint_dir)
         self.model.load_state_dict(state["model"])
-        self.ppo.optimizer.load_state_dict(_split_parameter_groups(state["optimizer"], self.ppo))
+        self.ppo.optimizer.load_state_dict(state["optimizer"])
         self.algorithm.set_learning_rate(state["learning_rate"])
         self.ppo.generator.set_state(state["generator"])
         torch.set_rng_state(state["torch_rng"])

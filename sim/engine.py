@@ -69,8 +69,9 @@ def sensor_view(engine: Engine, name: str, task: str) -> np.ndarray:
 
 ENGINES: tuple[str, ...] = ("mjbatch", "pybullet", "warp", "genesis")
 
-EXTRAS = {"pybullet": "test", "warp": "warp", "genesis": "genesis"}
-"""The `simreal[...]` extra that installs each engine that is not a core dependency."""
+EXTRAS = {"pybullet": "pybullet", "warp": "warp", "genesis": "genesis"}
+"""The `simreal[...]` extra that installs each engine that is not a core dependency
+(pyproject.toml's optional-dependencies; tests/sim/test_engine_extras.py holds them equal)."""
 
 
 class EngineUnavailableError(ImportError):

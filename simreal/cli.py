@@ -44,36 +44,6 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
-class _Renamed(argparse.Action):
-    """An option's old spelling: still accepted, with a note that names the new one."""
-
-    def __init__(self, option_strings, dest, new: str, **kwargs):
-        self.new = new
-        super().__init__(option_strings, dest, **kwargs)
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        print(
-            f"{parser.prog}: {option_string} is deprecated here, use {self.new} "
-            "(--out names a folder in every command)",
-            file=sys.stderr,
-        )
-        setattr(namespace, self.dest, values)
-
-
-def _add_renamed_out(parser: argparse.ArgumentParser, new: str, dest: str) -> None:
-    """The old `--out FILE` spelling of option `new`: `--out` names a folder in every
-    command now, so a command whose `--out` was a file keeps it only as a deprecated alias."""
-    parser.add_argument(
-        "--out",
-        dest=dest,
-        type=Path,
-        metavar="FILE",
-        action=_Renamed,
-        new=new,
-        help=f"deprecated spelling of {new}",
-    )
-
-
 def _add_rt_priority(parser: argparse.ArgumentParser) -> None:
     """`--rt-priority` of the commands that run a real-time loop (the node and the virtual
     robot), so that both say the same about it."""
@@ -280,7 +250,6 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--onnx", type=Path, metavar="FILE", help="ONNX file to write (default: RUN/policy.onnx)"
     )
-    _add_renamed_out(s, "--onnx", dest="onnx")
     s.set_defaults(func=cmd_export)
 
     s = sub.add_parser("sim-robot", help="run the virtual robot behind the robot's DDS interface")
@@ -416,7 +385,6 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="overlay YAML to write or update (every routine but excite)",
     )
-    _add_renamed_out(s, "--overlay", dest="overlay")
     s.add_argument(
         "--group",
         default="left_leg",
@@ -505,7 +473,6 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="with one file: write it (resampled) to FILE",
     )
-    _add_renamed_out(d, "--write", dest="write")
     d.set_defaults(func=cmd_dex_check)
 
     s = sub.add_parser("bench", help="list the benchmarks, or run one")

@@ -85,9 +85,6 @@ def from_plain(cls: type, data: dict[str, Any], where: str = "", check: bool = T
     """
     if not isinstance(data, dict):
         raise ConfigError(f"{where or cls.__name__}: expected a mapping, got {data!r}")
-    upgrade = getattr(cls, "upgrade_plain", None)
-    if upgrade is not None:  # a config saved by an older version, in today's terms
-        data = upgrade(data)
     hints = get_type_hints(cls)
     names = {f.name for f in dataclasses.fields(cls)}
     unknown = set(data) - names

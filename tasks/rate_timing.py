@@ -1,17 +1,11 @@
 """Timing of a task configured by rates (`physics_hz`, `control_hz`, `episode_s`), as the
-quadcopters and the lane-keeping car are, with per-second reward weights saved beside it.
+quadcopters and the lane-keeping car are.
 
 A mixin for such task configs (dataclasses that declare those three fields), so the
-derived periods, the episode length and the upgrade of configs saved with per-step
-weights are written once.
+derived periods and the episode length are written once.
 """
 
 from __future__ import annotations
-
-import dataclasses
-from typing import Any
-
-from simreal.tasks.terms import upgrade_per_step_config
 
 
 class RateTiming:
@@ -20,13 +14,6 @@ class RateTiming:
     physics_hz: int
     control_hz: int
     episode_s: float
-
-    @classmethod
-    def upgrade_plain(cls, plain: dict[str, Any]) -> dict[str, Any]:
-        """A saved config with per-step weights, upgraded to per-second ones (same returns);
-        a config that omits `control_hz` ran at the class's default rate."""
-        default_hz = {f.name: f.default for f in dataclasses.fields(cls)}["control_hz"]
-        return upgrade_per_step_config(plain, plain.get("control_hz", default_hz))
 
     @property
     def control_dt(self) -> float:

@@ -120,33 +120,6 @@ WEIGHTS_UNIT = "per_second"
 """The unit of every config's `reward_weights`, saved with the config (`reward_weights_unit`)."""
 
 
-def upgrade_per_step_config(plain: dict[str, Any], control_hz: float) -> dict[str, Any]:
-    """A saved config whose reward weights were per control step (it predates
-    `reward_weights_unit`), with its weights per second: each weight w becomes the
-    per-second weight W whose product W * (1 / control_hz) is w exactly, so that a policy
-    saved then evaluates to the same returns now. Configs that carry the unit pass
-    unchanged."""
-    if "reward_weights_unit" in plain or "reward_weights" not in plain:
-        return plain
-    dt = 1.0 / control_hz
-    weights = {name: _per_second(w, dt, control_hz) for name, w in plain["reward_weights"].items()}
-    return {**plain, "reward_weights": weights, "reward_weights_unit": WEIGHTS_UNIT}
-
-
-def _per_second(per_step: float, dt: float, hz: float) -> float:
-    """The float W nearest per_step * hz with W * dt == per_step, if one lies within a few
-    ulps (it does for every weight saved so far); else per_step * hz."""
-    guess = float(per_step) * hz
-    candidates = [guess]
-    for direction in (np.inf, -np.inf):
-        w = guess
-        for _ in range(4):
-            w = float(np.nextafter(w, direction))
-            candidates.append(w)
-    exact = [w for w in candidates if w * dt == per_step]
-    return exact[0] if exact else guess
-
-
 def check_unit(unit: str) -> None:
     if unit != WEIGHTS_UNIT:
         raise ValueError(f"reward_weights_unit: {unit!r}; weights are {WEIGHTS_UNIT!r}")

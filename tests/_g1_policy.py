@@ -48,6 +48,7 @@ def g1_metadata(**overrides) -> dict:
         "control_dt": 0.02,
         "sim_dt": 0.005,
         "decimation": 4,
+        "action_clip": 1.0,
     }
     return {**meta, **overrides}
 

@@ -284,22 +284,11 @@ def test_help_lists_every_command_on_one_line(capsys):
 
 def test_out_names_a_folder_in_every_command():
     """`--out` is a folder wherever it is spelled so; file outputs are named for what they
-    hold (--onnx, --overlay, --json, --video, --plot). Old file spellings are marked."""
+    hold (--onnx, --overlay, --json, --video, --plot)."""
     for path, parser in _parsers(build_parser()):
         for action in parser._actions:
             if "--out" in action.option_strings:
-                assert action.metavar == "DIR" or "deprecated" in action.help, path
-
-
-def test_export_out_still_works_with_a_deprecation_note(tmp_path, capsys):
-    out = tmp_path / "runs"
-    assert main(["train", "quad-hover", "--envs", "8", "--steps", "256", "--out", str(out)]) == 0
-    (run,) = (out / "quad-hover").iterdir()
-    capsys.readouterr()
-    assert main(["export", str(run), "--out", str(tmp_path / "old.onnx")]) == 0
-    captured = capsys.readouterr()
-    assert "--out is deprecated here, use --onnx" in captured.err
-    assert (tmp_path / "old.onnx").is_file()
+                assert action.metavar == "DIR", path
 
 
 def test_replay_engine_takes_the_same_choices_as_train_and_eval(tmp_path, capsys):

@@ -216,7 +216,8 @@ def test_a_blown_up_simulation_is_flagged_alone_and_recovers_by_reset(engine, ba
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("engine_name", "package"), [("warp", "mujoco_warp"), ("genesis", "genesis")]
+    ("engine_name", "package"),
+    [("pybullet", "pybullet"), ("warp", "mujoco_warp"), ("genesis", "genesis")],
 )
 def test_an_engine_that_is_not_installed_names_its_extra(engine_name, package, tmp_path):
     """Hide the package from a fresh interpreter, then ask for the engine, as the CLI does."""

@@ -39,6 +39,7 @@ METADATA: dict[str, object] = {
     "control_dt": 0.02,
     "sim_dt": 0.005,
     "decimation": 4,
+    "action_clip": 1.0,
 }
 
 

@@ -282,19 +282,6 @@ def test_a_detector_without_returns_holds_its_last_estimate():
     np.testing.assert_array_equal(found.stack(), previous.stack())
 
 
-def test_a_config_saved_before_the_detector_loads_as_ground_truth():
-    """An old policy read the exact lane state; its saved config (no perception section)
-    loads as the ground-truth variant so that it is evaluated on what it was trained on."""
-    from simreal.config import from_plain, to_plain
-
-    plain = to_plain(LaneKeepConfig())
-    del plain["perception"]
-    assert from_plain(LaneKeepConfig, plain, "task.").perception.lane_state_source == (
-        "ground_truth"
-    )
-    assert LaneKeepConfig().perception.lane_state_source == "perception"
-
-
 def test_the_delay_line_hands_values_out_steps_later():
     from simreal.tasks.lane_keep.perception import DelayLine
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
 
 from simreal.tasks.lane_keep.perception import PerceptionConfig
 from simreal.tasks.lane_keep.rewards import REWARDS
@@ -143,18 +142,8 @@ class LaneKeepConfig(RateTiming):
     pid: PidConfig = field(default_factory=PidConfig)
     reward_weights: dict[str, float] = field(default_factory=lambda: default_weights(REWARDS))
     reward_weights_unit: str = WEIGHTS_UNIT
-    """Reward weights are per second (`tasks/terms.py`); saved with the config so that a
-    config from before, per control step, is recognised and upgraded when loaded."""
-
-    @classmethod
-    def upgrade_plain(cls, plain: dict[str, Any]) -> dict[str, Any]:
-        """A config saved before the lane detector existed had its policy read the exact
-        lane state: it loads as the ground-truth variant, so an old policy is evaluated on
-        the observation it was trained on (the JSON then says `ground_truth`)."""
-        plain = super().upgrade_plain(plain)
-        if "perception" not in plain:
-            plain = {**plain, "perception": {"lane_state_source": "ground_truth"}}
-        return plain
+    """The unit of `reward_weights`, saved with the config: always per second
+    (`tasks/terms.py`)."""
 
     def training_evaluation(self) -> LaneKeepConfig:
         """What training evaluates on (and checkpoints are chosen by): validation roads."""

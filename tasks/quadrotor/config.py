@@ -102,8 +102,8 @@ class QuadrotorConfig(RateTiming):
     physics: QuadPhysics = field(default_factory=QuadPhysics)
     randomization: QuadRandomization = field(default_factory=QuadRandomization)
     reward_weights_unit: str = WEIGHTS_UNIT
-    """Reward weights are per second (`tasks/terms.py`); saved with the config so that a
-    config from before, per control step, is recognised and upgraded when loaded."""
+    """The unit of `reward_weights`, saved with the config: always per second
+    (`tasks/terms.py`)."""
 
     def validate(self) -> None:
         self.check_rates()
