@@ -37,11 +37,7 @@ def test_readme_is_a_map():
     assert not hashes, f"commit hashes in the README: {hashes}"
     for link in re.findall(r"\]\(([^)#]+)", text):
         if not link.startswith("http"):
-            assert (ROOT / link).exists() or link in {
-                "docs/architecture.md",  # helper `pack` writes these
-                "docs/CONTRIBUTING.md",
-                "results/experiments/README.md",  # helper `results` writes it
-            }, link
+            assert (ROOT / link).exists(), link
 
 
 @pytest.fixture
