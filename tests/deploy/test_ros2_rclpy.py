@@ -14,6 +14,7 @@ and the walking test waits for distance, not for a time.
 """
 
 import os
+import select
 import socket
 import subprocess
 import sys
@@ -330,7 +331,8 @@ def test_fastdds_profile_keeps_rclpy_on_loopback():
         [sys.executable, "-c", code, str(domain(8))], stdout=subprocess.PIPE, text=True
     )
     try:
-        assert child.stdout.readline().strip() == "up"
+        ready, _, _ = select.select([child.stdout], [], [], START_S)
+        assert ready and child.stdout.readline().strip() == "up", "the rclpy child never came up"
         addresses = assert_loopback_only(child.pid)
         assert len(addresses) >= 3  # discovery and user-data unicast, the sender
     finally:
