@@ -73,6 +73,13 @@ def import_error() -> str | None:
     return None
 
 
+def _profile_hint() -> str:
+    """Where the project's loopback profile is: this checkout's, or the project root's."""
+    if LOOPBACK_PROFILE.is_file():
+        return f"{LOOPBACK_PROFILE} (the project's dds/fastdds_loopback.xml)"
+    return "$PWD/dds/fastdds_loopback.xml (from the project root)"
+
+
 def check_ros2_config(env: Mapping[str, str] = os.environ) -> str:
     """What keeps the node's DDS local (returned for the record), or Ros2ConfigError.
 
@@ -102,8 +109,8 @@ def check_ros2_config(env: Mapping[str, str] = os.environ) -> str:
         "no Fast DDS profile (FASTRTPS_DEFAULT_PROFILES_FILE) and no "
         "ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST, so rclpy's DDS would discover peers by "
         "multicast on every network interface. For tests and local runs keep it on "
-        f"loopback: export FASTRTPS_DEFAULT_PROFILES_FILE={LOOPBACK_PROFILE} (the "
-        "project's dds/fastdds_loopback.xml). On a robot, point it at a profile that "
+        f"loopback: export FASTRTPS_DEFAULT_PROFILES_FILE={_profile_hint()}. On a robot, "
+        "point it at a profile that "
         "names the robot's network interface (or, with RMW_IMPLEMENTATION="
         "rmw_cyclonedds_cpp, set CYCLONEDDS_URI)."
     )
