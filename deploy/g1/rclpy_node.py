@@ -87,9 +87,10 @@ def check_ros2_config(env: Mapping[str, str] = os.environ) -> str:
     is `dds/fastdds_loopback.xml`: UDP on 127.0.0.1 only), `ROS_AUTOMATIC_DISCOVERY_RANGE=
     LOCALHOST` or `ROS_LOCALHOST_ONLY=1` (discovery among this host's nodes only; their
     sockets still bind every interface, see docs/deploy.md), and for
-    `RMW_IMPLEMENTATION=rmw_cyclonedds_cpp` (a ROS 2 installation) CYCLONEDDS_URI. Unset,
-    Fast DDS discovers peers by multicast on every network interface."""
-    for var in PROFILE_VARIABLES:
+    `RMW_IMPLEMENTATION=rmw_cyclonedds_cpp` (a ROS 2 installation) CYCLONEDDS_URI in place
+    of the profile. With none, Fast DDS discovers peers by multicast on every interface."""
+    rmw = env.get("RMW_IMPLEMENTATION", "").strip() or "rmw_fastrtps_cpp"
+    for var in PROFILE_VARIABLES if rmw.startswith("rmw_fastrtps") else ():
         path = env.get(var, "").strip()
         if path:
             if not Path(path).is_file():
@@ -99,7 +100,7 @@ def check_ros2_config(env: Mapping[str, str] = os.environ) -> str:
         return "ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST"
     if env.get("ROS_LOCALHOST_ONLY", "").strip() == "1":
         return "ROS_LOCALHOST_ONLY=1"
-    if env.get("RMW_IMPLEMENTATION", "").strip() == "rmw_cyclonedds_cpp":
+    if rmw == "rmw_cyclonedds_cpp":
         uri = env.get("CYCLONEDDS_URI", "").strip()
         entries = [e.strip() for e in uri.split(",") if e.strip()]
         missing = [e for e in entries if e.startswith("file://") and not Path(e[7:]).is_file()]
@@ -110,9 +111,8 @@ def check_ros2_config(env: Mapping[str, str] = os.environ) -> str:
         "ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST, so rclpy's DDS would discover peers by "
         "multicast on every network interface. For tests and local runs keep it on "
         f"loopback: export FASTRTPS_DEFAULT_PROFILES_FILE={_profile_hint()}. On a robot, "
-        "point it at a profile that "
-        "names the robot's network interface (or, with RMW_IMPLEMENTATION="
-        "rmw_cyclonedds_cpp, set CYCLONEDDS_URI)."
+        "point it at a profile that names the robot's network interface (or, with "
+        "RMW_IMPLEMENTATION=rmw_cyclonedds_cpp, set CYCLONEDDS_URI)."
     )
 
 

@@ -249,8 +249,12 @@ def test_rclpy_node_refuses_to_start_without_a_loopback_profile(monkeypatch, cap
         ({"FASTDDS_DEFAULT_PROFILES_FILE": str(rclpy_node.LOOPBACK_PROFILE)}, "FASTDDS_"),
     ):
         assert said in rclpy_node.check_ros2_config(env)
-    with pytest.raises(rclpy_node.Ros2ConfigError):  # Cyclone's RMW needs its own config
-        rclpy_node.check_ros2_config({"RMW_IMPLEMENTATION": "rmw_cyclonedds_cpp"})
+    cyclone = {"RMW_IMPLEMENTATION": "rmw_cyclonedds_cpp"}
+    profile = {"FASTRTPS_DEFAULT_PROFILES_FILE": str(rclpy_node.LOOPBACK_PROFILE)}
+    with pytest.raises(rclpy_node.Ros2ConfigError):  # Cyclone's RMW reads no Fast DDS profile
+        rclpy_node.check_ros2_config({**cyclone, **profile})
+    uri = "file://" + str(ROOT / "dds" / "loopback.xml")
+    assert rclpy_node.check_ros2_config({**cyclone, "CYCLONEDDS_URI": uri}).endswith(uri)
 
 
 def test_ros_args_are_split_off_and_refused_where_nothing_takes_them(capsys):
