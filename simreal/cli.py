@@ -22,8 +22,14 @@ T = TypeVar("T")
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
-    args.argv = list(sys.argv[1:] if argv is None else argv)  # what a run records as its command
+    argv = list(sys.argv[1:] if argv is None else argv)
+    ours, ros_args = split_ros_args(argv)
+    args = parser.parse_args(ours)
+    args.argv = argv  # what a run records as its command
+    if ros_args:
+        if args.command != "deploy":
+            parser.error("--ros-args: only `simreal deploy --transport ros2` runs a ROS 2 node")
+        args.ros_args = tuple(ros_args)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
@@ -44,6 +50,24 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
+def split_ros_args(argv: list[str]) -> tuple[list[str], list[str]]:
+    """simreal's own arguments, and ROS 2's as rclpy takes them: each `--ros-args` block
+    (kept with its `--ros-args`) up to a lone `--` or the end, as a ROS 2 node reads
+    `ros2 run PKG NODE --ros-args -p a:=1 -- other arguments`."""
+    ours: list[str] = []
+    ros: list[str] = []
+    inside = False
+    for arg in argv:
+        if arg == "--ros-args":
+            inside = True
+            ros.append(arg)
+        elif inside and arg == "--":
+            inside = False
+        else:
+            (ros if inside else ours).append(arg)
+    return ours, ros
+
+
 def _add_rt_priority(parser: argparse.ArgumentParser) -> None:
     """`--rt-priority` of the commands that run a real-time loop (the node and the virtual
     robot), so that both say the same about it."""
@@ -55,9 +79,11 @@ def _add_rt_priority(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_domain_and_duration(parser: argparse.ArgumentParser) -> None:
+def _add_domain_and_duration(
+    parser: argparse.ArgumentParser, domain_help: str = "DDS domain id", domain_default=0
+) -> None:
     """The DDS domain and run length of the commands that run as DDS processes."""
-    parser.add_argument("--domain", type=int, default=0, help="DDS domain id")
+    parser.add_argument("--domain", type=int, default=domain_default, help=domain_help)
     parser.add_argument("--duration", type=float, metavar="S", help="stop after S seconds")
 
 
@@ -335,7 +361,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="MS",
         help="watchdog: damp when the newest valid state is older than this",
     )
-    _add_domain_and_duration(s)
+    _add_domain_and_duration(
+        s,
+        "DDS domain id (default 0; with --transport ros2 ROS_DOMAIN_ID where it is set, and a "
+        "--domain that differs from it is refused)",
+        domain_default=None,
+    )
     s.add_argument(
         "--auto-start",
         action="store_true",
@@ -347,6 +378,14 @@ def build_parser() -> argparse.ArgumentParser:
         default="backward",
         help="g1-pull: tow walking backward (the load in front) or forward (the load behind); "
         "the walking command comes from cmd_vel, the remote or keys (docs/deploy.md)",
+    )
+    s.add_argument(
+        "--ros-args",
+        nargs=argparse.REMAINDER,
+        default=(),
+        metavar="ARG",
+        help="with --transport ros2 through rclpy: ROS 2 arguments up to a lone -- or the end "
+        "(-p rate_hz:=250, -r __ns:=/g1, -r joint_states:=/robot/joint_states)",
     )
     s.set_defaults(func=cmd_deploy)
 

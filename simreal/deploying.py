@@ -6,6 +6,7 @@ the command line does: `deploy(DeployRequest(policy=Path("policy.onnx"), robot="
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,11 +49,16 @@ class DeployRequest:
     log: Path | None = None
     rate: float = 500.0
     state_timeout_ms: float = 50.0
-    domain: int = 0
+    domain: int | None = None
+    """DDS domain; None: 0, or under `transport="ros2"` ROS_DOMAIN_ID where it is set
+    (a given one that differs from ROS_DOMAIN_ID is refused, naming both)."""
     duration: float | None = None
     auto_start: bool = False
     rt_priority: int | None = None
     pull_direction: str = "backward"
+    ros_args: tuple[str, ...] = ()
+    """`--ros-args ...` for rclpy (parameters, remapping, namespace); `transport="ros2"`
+    through rclpy only."""
 
 
 def _only_g1(robot: str) -> None:
@@ -92,12 +98,18 @@ def sim_robot(request: SimRobotRequest) -> int:
 
 
 def deploy(request: DeployRequest) -> int:
-    from simreal.deploy.g1 import node
+    from simreal.deploy.g1 import node, ros2_state
     from simreal.deploy.g1.safety import SafetyConfig, check_state_timeout
 
     _only_g1(request.robot)
+    ros2 = request.transport == "ros2"
+    if request.ros_args and not ros2:
+        raise ValueError("--ros-args: only --transport ros2 runs a ROS 2 node (through rclpy)")
+    if request.ros_args and request.no_rclpy:
+        raise ValueError("--ros-args go to rclpy, and --no-rclpy runs without it")
+    domain = ros2_state.ros_domain_id(request.domain, os.environ) if ros2 else request.domain
     cfg = node.DeployConfig(
-        domain_id=request.domain,
+        domain_id=0 if domain is None else domain,
         rate_hz=request.rate,
         duration_s=request.duration,
         log_dir=request.log,
@@ -110,10 +122,20 @@ def deploy(request: DeployRequest) -> int:
             state_timeout_s=check_state_timeout(request.state_timeout_ms / 1e3, "--state-timeout")
         ),
     )
-    if request.transport == "ros2" and not request.no_rclpy:
+    if ros2 and not request.no_rclpy:
         from simreal.deploy.g1 import rclpy_node
 
-        if rclpy_node.available():
-            return rclpy_node.main(request.policy, cfg)
-        print("rclpy is not importable: ROS 2 topics over CycloneDDS", file=sys.stderr)
+        missing = rclpy_node.import_error()
+        if missing is None:
+            rclpy_node.check_ros2_config()
+            return rclpy_node.main(request.policy, cfg, request.ros_args)
+        if request.ros_args:
+            raise ValueError(
+                f"--ros-args need rclpy, which is not importable ({missing}): {rclpy_node.EXTRA}"
+            )
+        print(
+            f"rclpy is not importable ({missing}): ROS 2 topics over CycloneDDS; "
+            f"{rclpy_node.EXTRA} runs node simreal_policy through rclpy",
+            file=sys.stderr,
+        )
     return node.main(request.policy, cfg)

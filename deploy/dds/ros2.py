@@ -176,3 +176,55 @@ class String(IdlStruct, typename=type_name("std_msgs", "String")):
     """std_msgs/String."""
 
     data: str = ""
+
+
+def _zeros36() -> list[float]:
+    return [0.0] * 36
+
+
+@dataclass
+@annotate.final
+class Point(IdlStruct, typename=type_name("geometry_msgs", "Point")):
+    """geometry_msgs/Point."""
+
+    x: float64 = 0.0
+    y: float64 = 0.0
+    z: float64 = 0.0
+
+
+@dataclass
+@annotate.final
+class Pose(IdlStruct, typename=type_name("geometry_msgs", "Pose")):
+    """geometry_msgs/Pose."""
+
+    position: Point = field(default_factory=Point)
+    orientation: Quaternion = field(default_factory=Quaternion)
+
+
+@dataclass
+@annotate.final
+class PoseWithCovariance(IdlStruct, typename=type_name("geometry_msgs", "PoseWithCovariance")):
+    """geometry_msgs/PoseWithCovariance (row-major 6x6: x, y, z, rotation about x, y, z)."""
+
+    pose: Pose = field(default_factory=Pose)
+    covariance: array[float64, 36] = field(default_factory=_zeros36)
+
+
+@dataclass
+@annotate.final
+class TwistWithCovariance(IdlStruct, typename=type_name("geometry_msgs", "TwistWithCovariance")):
+    """geometry_msgs/TwistWithCovariance."""
+
+    twist: Twist = field(default_factory=Twist)
+    covariance: array[float64, 36] = field(default_factory=_zeros36)
+
+
+@dataclass
+@annotate.final
+class Odometry(IdlStruct, typename=type_name("nav_msgs", "Odometry")):
+    """nav_msgs/Odometry: the pose in `header.frame_id`, the twist of `child_frame_id`."""
+
+    header: Header = field(default_factory=Header)
+    child_frame_id: str = ""
+    pose: PoseWithCovariance = field(default_factory=PoseWithCovariance)
+    twist: TwistWithCovariance = field(default_factory=TwistWithCovariance)

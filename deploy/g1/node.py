@@ -425,7 +425,8 @@ class G1Node:
     def _loop(self, link: Link, clock: DeadlineClock, stopping) -> None:
         scheduling = realtime_process(self.cfg.rt_priority)
         print(
-            f"deploy node ready on DDS domain {self.cfg.domain_id}: {link.name}, {scheduling}",
+            f"deploy node ready on DDS domain {self.cfg.domain_id} at {self.cfg.rate_hz:g} Hz: "
+            f"{link.name}, {scheduling}",
             flush=True,
         )
         start, n_tick = None, 0

@@ -10,11 +10,12 @@ labelled with the joint names, dim 1 with `q,dq,kp,kd,tau`, the layout the logs 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from simreal.deploy.g1.messages import RobotState
+from simreal.deploy.g1.safety import MAX_DOMAIN_ID
 from simreal.deploy.g1.sim_robot import MotorCommand
 from simreal.deploy.logs.messages import labels
 
@@ -127,3 +128,25 @@ def motor_command(
         return None
     table = values.reshape(len(joint_names), len(COMMAND_FIELDS))
     return MotorCommand(**{f: table[:, i].copy() for i, f in enumerate(COMMAND_FIELDS)})
+
+
+def ros_domain_id(domain: int | None, env: Mapping[str, str]) -> int:
+    """The DDS domain of a ROS 2 node: `--domain` where given, else `ROS_DOMAIN_ID` (as
+    every ROS 2 node takes it), else 0. A `ROS_DOMAIN_ID` that is not an integer 0-232,
+    or that differs from a given `--domain`, is refused naming both values: a node
+    started on one domain while the shell says another would silently meet nobody."""
+    text = env.get("ROS_DOMAIN_ID", "").strip()
+    if not text:
+        return 0 if domain is None else domain
+    try:
+        from_env = int(text)
+    except ValueError:
+        raise ValueError(f"ROS_DOMAIN_ID={text!r}: expected an integer 0-{MAX_DOMAIN_ID}") from None
+    if not 0 <= from_env <= MAX_DOMAIN_ID:
+        raise ValueError(f"ROS_DOMAIN_ID={from_env}: expected 0-{MAX_DOMAIN_ID}")
+    if domain is not None and domain != from_env:
+        raise ValueError(
+            f"--domain {domain} conflicts with ROS_DOMAIN_ID={from_env}: pass --domain "
+            f"{from_env}, or unset ROS_DOMAIN_ID to run on domain {domain}"
+        )
+    return from_env

@@ -23,7 +23,10 @@ command whose `mode_machine` is not the robot's own is dropped and counted, as a
 command made for another mode or robot.
 
 `interface="ros2"` puts the same robot behind ROS 2 topics instead (rt/joint_states,
-rt/imu out; rt/joint_commands in: `ros2_state`), as a ROS 2 robot driver would.
+rt/imu out; rt/joint_commands in: `ros2_state`), as a ROS 2 robot driver would, and
+publishes its ground truth live as nav_msgs/Odometry on `/sim/odom` (`ODOM_TOPIC`, the
+message the truth log holds, every `TRUTH_PERIOD_S` of simulated time from release on),
+so that RViz, a test or any ROS 2 tool can follow the robot while it runs.
 `pushes` applies periodic torso pushes (`PushSchedule`) once the robot is released and
 publishes each change of the push as geometry_msgs/WrenchStamped on
 `rt/simreal/external_wrench` (on the pelvis at its centre of mass, world frame), which
@@ -94,6 +97,8 @@ REMOTE_EVERY = 10
 Python-level take fewer on most ticks)."""
 TRUTH_PERIOD_S = 0.01
 """Simulated seconds between ground-truth samples in the log (100 Hz)."""
+ODOM_TOPIC = "/sim/odom"
+"""nav_msgs/Odometry: the pelvis's true pose and world-frame twist (`interface="ros2"`)."""
 
 
 @dataclass
@@ -279,6 +284,9 @@ class UnitreeSide:
                 lx, ly, rx, ry = sample.data
                 self.remote = remote_bytes(lx=lx, ly=ly, rx=rx, ry=ry)
 
+    def publish_truth(self, robot: SimG1, stamp_ns: int) -> None:
+        """The robot's own interface has no ground truth to publish."""
+
     def publish(self, sensors: Sensors, tick_ms: int, stamp_ns: int) -> None:
         if self.published % REMOTE_EVERY == 0:
             self._take_remote()
@@ -297,6 +305,23 @@ class Ros2Side:
             topic_name(ros2_state.JOINT_COMMANDS),
             msgs.Float64MultiArray,
             stream_qos(reliable=False, depth=16),
+        )
+        self.odom = dds.writer(topic_name(ODOM_TOPIC), msgs.Odometry, best_effort)
+
+    def publish_truth(self, robot: SimG1, stamp_ns: int) -> None:
+        """The pelvis's true pose and twist on `/sim/odom`, as the truth log has them
+        (frame world, child pelvis, the twist in the world frame, zero covariances)."""
+        (px, py, pz), (w, x, y, z) = (v.tolist() for v in robot.base_pose())
+        linear, angular = (v.tolist() for v in robot.base_twist())
+        pose = msgs.Pose(msgs.Point(px, py, pz), msgs.Quaternion(x=x, y=y, z=z, w=w))
+        twist = msgs.Twist(msgs.Vector3(*linear), msgs.Vector3(*angular))
+        self.odom.write(
+            msgs.Odometry(
+                header=msgs.Header(stamp=msgs.Time.from_ns(stamp_ns), frame_id="world"),
+                child_frame_id="pelvis",
+                pose=msgs.PoseWithCovariance(pose=pose),
+                twist=msgs.TwistWithCovariance(twist=twist),
+            )
         )
 
     def commands(self) -> list[MotorCommand | None]:
@@ -455,8 +480,10 @@ def run_virtual_robot(cfg: VirtualRobotConfig) -> dict:
                         robot.release_band()
                         print(f"band released at {robot.data.time:.2f} s", flush=True)
                     free.update()
-                    if truth and robot.data.time >= next_truth_s - dt / 2:
-                        log_truth(truth, robot)
+                    if robot.data.time >= next_truth_s - dt / 2:
+                        if truth:
+                            log_truth(truth, robot)
+                        side.publish_truth(robot, time.time_ns())
                         next_truth_s += TRUTH_PERIOD_S
                 ticks += 1
                 side.publish(robot.sensors(), round(ticks * dt * 1e3), time.time_ns())
