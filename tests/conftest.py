@@ -1,11 +1,19 @@
 """Test-wide setup: every DDS participant a test (or a process it starts) creates stays on
-loopback, whatever CYCLONEDDS_URI the developer's shell has."""
+loopback, whatever CYCLONEDDS_URI the developer's shell has; the helper modules at tests/
+(`_procs`, `_g1_policy`, ...) import by name from every test folder."""
 
 import os
+import sys
 from pathlib import Path
 
-LOOPBACK_URI = "file://" + str(Path(__file__).resolve().parents[1] / "dds" / "loopback.xml")
+TESTS = Path(__file__).resolve().parent
+LOOPBACK_URI = "file://" + str(TESTS.parent / "dds" / "loopback.xml")
 
 # CycloneDDS reads this when a process creates its first participant, so it is set at
 # collection, before any test runs; child processes inherit it.
 os.environ["CYCLONEDDS_URI"] = LOOPBACK_URI
+
+# The test folders mirror the packages; the shared helper modules stay at tests/, put on
+# the path here whatever pytest's import mode.
+if str(TESTS) not in sys.path:
+    sys.path.insert(0, str(TESTS))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parent.parent / "bench" / "decoupled_update.py"
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "decoupled_update.py"
 spec = importlib.util.spec_from_file_location("decoupled_update", BENCH)
 decoupled_update = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(decoupled_update)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parent.parent / "bench" / "engine_overhead.py"
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "engine_overhead.py"
 spec = importlib.util.spec_from_file_location("engine_overhead", BENCH)
 engine_overhead = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(engine_overhead)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-SUITE = Path(__file__).resolve().parent.parent / "bench" / "gym_suite.py"
+SUITE = Path(__file__).resolve().parents[2] / "bench" / "gym_suite.py"
 spec = importlib.util.spec_from_file_location("gym_suite", SUITE)
 gym_suite = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(gym_suite)

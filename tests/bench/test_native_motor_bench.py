@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-BENCH = Path(__file__).resolve().parent.parent / "bench" / "native_motor.py"
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "native_motor.py"
 spec = importlib.util.spec_from_file_location("native_motor", BENCH)
 native_motor = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(native_motor)

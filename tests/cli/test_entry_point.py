@@ -16,7 +16,7 @@ import pytest
 
 pytestmark = pytest.mark.slow  # each test starts a Python process
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 NO_SIMREAL_HERE = "no folder named simreal"
 
 

@@ -13,7 +13,7 @@ from simreal.tasks.episodes import BUDGETS, episode_budget, shortfall_warning
 from simreal.tasks.g1_pull import G1PullConfig
 from simreal.tasks.lane_keep import LaneKeepConfig
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_every_registered_task_has_an_episode_budget():

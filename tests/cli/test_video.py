@@ -18,7 +18,7 @@ WIDTH, HEIGHT = 64, 48
 FRAMES = 3
 SMALL = {"dex-track": {"heldout_references": 1}, "lane-keep": {"eval_roads": 1}}
 """Evaluation sets cut to one item: the test films simulation 0 only."""
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def film(name: str, markers: bool = True) -> list[np.ndarray]:

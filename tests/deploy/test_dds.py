@@ -27,7 +27,7 @@ from simreal.deploy.dds import (
 )
 from simreal.deploy.dds.unitree_hg import LOWCMD_TOPIC, LOWSTATE_TOPIC, LowCmd_, LowState_
 
-PEER = Path(__file__).with_name("_dds_peer.py")
+PEER = Path(__file__).resolve().parents[1] / "_dds_peer.py"
 # One domain per test run, so concurrent runs on the machine never see each other's samples.
 DOMAIN_ID = 1 + os.getpid() % 200
 

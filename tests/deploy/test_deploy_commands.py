@@ -41,7 +41,7 @@ from simreal.deploy.velocity_keys import key_command
 from simreal.evaluation import load_policy, make_eval_env
 from simreal.robots.g1 import JOINT_NAMES, JOINTS
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PULL = ROOT / "results" / "g1-pull" / "policy.onnx"
 FORCE = ROOT / "results" / "g1-force" / "policy.onnx"
 WALK = ROOT / "results" / "g1-walk" / "policy.onnx"

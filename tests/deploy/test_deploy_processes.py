@@ -25,7 +25,7 @@ from simreal.deploy.logs import read_rollout
 
 pytestmark = pytest.mark.slow  # separate processes over DDS
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FORCE_POLICY = ROOT / "results" / "experiments" / "g1" / "force-run" / "policy.onnx"
 """The first g1-force policy: stands unpushed and resists about 10 N step pushes."""
 PUSH_N = 5.0

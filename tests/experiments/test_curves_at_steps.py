@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "experiments" / "curves_at_steps.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "experiments" / "curves_at_steps.py"
 
 
 def load():

@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "experiments" / "g1_force_wander.py"
-sys.path.insert(0, str(Path(__file__).parent))
 
 
 def load():

@@ -16,7 +16,7 @@ from simreal.policies.checkpoint import save_checkpoint
 from simreal.tasks import get_task
 from simreal.training import split_overrides
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "experiments" / "g1_pull_chain.py"
 
 

@@ -11,7 +11,7 @@ import pytest
 
 pytestmark = pytest.mark.slow  # each test runs the script as a process
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "experiments" / "g1_pull_checkpoints.py"
 
 

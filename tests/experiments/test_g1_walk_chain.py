@@ -19,7 +19,7 @@ from simreal.policies.distributed import _flatten
 from simreal.tasks import get_task
 from simreal.training import split_overrides
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def load_chain():

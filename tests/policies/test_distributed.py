@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-WORKER = Path(__file__).with_name("_distributed_worker.py")
+WORKER = Path(__file__).resolve().parents[1] / "_distributed_worker.py"
 
 
 def torchrun(

@@ -214,7 +214,7 @@ def test_the_estimability_probe_builds_histories_within_episodes():
     mean pooling averages exactly those."""
     import importlib.util
 
-    script = Path(__file__).resolve().parents[1] / "experiments" / "g1_force_estimability.py"
+    script = Path(__file__).resolve().parents[2] / "experiments" / "g1_force_estimability.py"
     spec = importlib.util.spec_from_file_location("g1_force_estimability", script)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

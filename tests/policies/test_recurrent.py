@@ -286,10 +286,6 @@ def test_a_recurrent_runner_acting_group_by_group_replays_each_groups_memory(tmp
 def test_the_deploy_node_starts_a_recurrent_policy_with_an_empty_memory(tmp_path):
     """Entering ACTIVE (the first start, or again after damping) zeroes what the policy
     remembers of the last time it ran."""
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).parent))
     from _g1_policy import export_g1_policy
 
     from simreal.deploy.g1.node import DeployConfig, G1Node, load_g1_policy

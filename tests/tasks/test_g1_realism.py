@@ -21,7 +21,7 @@ from simreal.tasks import make_env
 from simreal.tasks.g1_force import G1ForceConfig
 from simreal.tasks.g1_pull import G1PullConfig
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 PULL = REPO / "results/experiments/g1-pull-idealized/policy.onnx"
 IDEALIZED = [
     "task.self_collision=false",

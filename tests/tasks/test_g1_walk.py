@@ -383,7 +383,7 @@ def _tracking_tool():
     import sys
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "experiments" / "g1_walk_tracking.py"
+    path = Path(__file__).resolve().parents[2] / "experiments" / "g1_walk_tracking.py"
     spec = importlib.util.spec_from_file_location("g1_walk_tracking", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module

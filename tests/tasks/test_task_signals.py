@@ -15,7 +15,7 @@ from simreal.deploy.replay import plot_rollout, signal_units
 from simreal.tasks import TASKS, make_env
 from simreal.tasks.signals import SIGNALS
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SMALL = {"dex-track": {"heldout_references": 1}, "lane-keep": {"eval_roads": 1}}
 
 
