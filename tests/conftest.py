@@ -6,6 +6,8 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 TESTS = Path(__file__).resolve().parent
 LOOPBACK_URI = "file://" + str(TESTS.parent / "dds" / "loopback.xml")
 
@@ -17,3 +19,12 @@ os.environ["CYCLONEDDS_URI"] = LOOPBACK_URI
 # the path here whatever pytest's import mode.
 if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))
+
+
+@pytest.fixture
+def work_in_tmp(tmp_path, monkeypatch):
+    """Run in the test's own folder: MuJoCo appends its warnings to MUJOCO_LOG.TXT in the
+    working directory, and relative paths (the default `runs/`) land there, never in the
+    repository. A file opts in with `pytestmark = pytest.mark.usefixtures("work_in_tmp")`."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path

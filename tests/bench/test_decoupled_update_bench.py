@@ -3,13 +3,9 @@ hand for the G1 networks, and a tiny side-by-side run that returns every field."
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
+from _repo import load_script
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "decoupled_update.py"
-spec = importlib.util.spec_from_file_location("decoupled_update", BENCH)
-decoupled_update = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(decoupled_update)
+decoupled_update = load_script("bench/decoupled_update.py")
 
 
 def test_the_arithmetic_counts_every_linear_layer_of_actors_and_critic():

@@ -3,15 +3,10 @@ written before every substep) returns the ratio and its split, and the split add
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
+from _repo import load_script
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "engine_overhead.py"
-spec = importlib.util.spec_from_file_location("engine_overhead", BENCH)
-engine_overhead = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(engine_overhead)
+engine_overhead = load_script("bench/engine_overhead.py")
 
 
 def test_a_tiny_g1_run_splits_the_gap_into_physics_and_task_layer():

@@ -4,17 +4,14 @@ Pendulum run; the suite's own runs take hours: not a test)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 from pathlib import Path
 
 import pytest
+from _repo import load_script
 
-SUITE = Path(__file__).resolve().parents[2] / "bench" / "gym_suite.py"
-spec = importlib.util.spec_from_file_location("gym_suite", SUITE)
-gym_suite = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(gym_suite)
+gym_suite = load_script("bench/gym_suite.py")
 
 
 def run(impl, seed, mean, std, wall, task="Walker2d-v5"):

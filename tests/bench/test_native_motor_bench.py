@@ -8,15 +8,10 @@ that changes either shows here first."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
+from _repo import load_script
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "native_motor.py"
-spec = importlib.util.spec_from_file_location("native_motor", BENCH)
-native_motor = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(native_motor)
+native_motor = load_script("bench/native_motor.py")
 
 
 def test_dcmotor_reproduces_the_torque_speed_envelope():

@@ -16,6 +16,7 @@ import onnx
 import pytest
 import torch
 import yaml
+from _repo import REPO
 from onnx import TensorProto, helper, numpy_helper
 
 from simreal.cli import build_parser, main
@@ -26,10 +27,7 @@ from simreal.tasks.quad_hover import QuadHoverConfig
 EVAL_KEYS = ("return_mean", "return_std", "episode_length_mean", "final_position_error_m")
 
 
-@pytest.fixture(autouse=True)
-def _work_in_tmp(tmp_path, monkeypatch):
-    """Relative paths (the default `runs/`) land in the test's folder, never in the repo."""
-    monkeypatch.chdir(tmp_path)
+pytestmark = pytest.mark.usefixtures("work_in_tmp")
 
 
 def printed_json(text: str) -> dict:
@@ -201,7 +199,7 @@ def test_eval_is_repeatable(tmp_path, capsys):
 
 
 def test_eval_set_changes_the_task_config(tmp_path, capsys):
-    policy = str(Path(__file__).resolve().parents[2] / "results/quad-track/policy.onnx")
+    policy = str(REPO / "results/quad-track/policy.onnx")
     code = main(["eval", policy, "--episodes", "1", "--set", "task.eval_kind=circle"])
     assert code == 0
     circle = json.loads(capsys.readouterr().out)
@@ -215,7 +213,7 @@ def test_eval_set_changes_the_task_config(tmp_path, capsys):
 def test_eval_video_writes_an_mp4_of_the_first_episode(tmp_path, capsys):
     import imageio.v2 as imageio
 
-    policy = str(Path(__file__).resolve().parents[2] / "results/quad-hover/policy.onnx")
+    policy = str(REPO / "results/quad-hover/policy.onnx")
     video = tmp_path / "hover.mp4"
     args = ["eval", policy, "--episodes", "1", "--video", str(video), "--set", "task.episode_s=0.5"]
     assert main(args) == 0
@@ -341,7 +339,7 @@ def test_a_run_starts_from_python_with_a_train_request(tmp_path):
 
 
 def test_bench_without_a_name_lists_every_benchmark_on_one_line(capsys):
-    bench = Path(__file__).resolve().parents[2] / "bench"
+    bench = REPO / "bench"
     names = sorted(p.stem for p in bench.glob("*.py") if not p.name.startswith("_"))
     assert main(["bench"]) == 0
     lines = capsys.readouterr().out.splitlines()

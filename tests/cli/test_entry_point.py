@@ -13,10 +13,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from _repo import REPO
 
 pytestmark = pytest.mark.slow  # each test starts a Python process
 
-REPO = Path(__file__).resolve().parents[2]
 NO_SIMREAL_HERE = "no folder named simreal"
 
 

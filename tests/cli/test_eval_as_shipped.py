@@ -3,15 +3,13 @@ directory, no generated datasets."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from _repo import REPO
 
 from simreal import evaluation
 from simreal.config import apply_overrides
 from simreal.tasks.dex_track import DexTrackConfig, DexTrackEnv
 
-REPO = Path(__file__).resolve().parents[2]
 SLOW = {"dex-track"}
 """Generating dex-track's 64 held-out references takes about 20 s."""
 COMMITTED = [

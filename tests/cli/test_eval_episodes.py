@@ -3,17 +3,14 @@ needs, and `episodes` counted as asked (simulations, not a swarm's drones)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from _repo import REPO
 
 from simreal import evaluation
 from simreal.tasks import TASKS
 from simreal.tasks.episodes import BUDGETS, episode_budget, shortfall_warning
 from simreal.tasks.g1_pull import G1PullConfig
 from simreal.tasks.lane_keep import LaneKeepConfig
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def test_every_registered_task_has_an_episode_budget():

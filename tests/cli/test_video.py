@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from pathlib import Path
 
 import numpy as np
 import pytest
+from _repo import REPO
 
 from simreal import evaluation
 from simreal.sim.render import VideoRecorder
@@ -18,7 +18,6 @@ WIDTH, HEIGHT = 64, 48
 FRAMES = 3
 SMALL = {"dex-track": {"heldout_references": 1}, "lane-keep": {"eval_roads": 1}}
 """Evaluation sets cut to one item: the test films simulation 0 only."""
-REPO = Path(__file__).resolve().parents[2]
 
 
 def film(name: str, markers: bool = True) -> list[np.ndarray]:

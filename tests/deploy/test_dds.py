@@ -7,11 +7,11 @@ import re
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import _dds_peer
 import numpy as np
 import pytest
+from _repo import REPO
 from cyclonedds.idl import IdlStruct
 
 from simreal.deploy.dds import (
@@ -27,7 +27,7 @@ from simreal.deploy.dds import (
 )
 from simreal.deploy.dds.unitree_hg import LOWCMD_TOPIC, LOWSTATE_TOPIC, LowCmd_, LowState_
 
-PEER = Path(__file__).resolve().parents[1] / "_dds_peer.py"
+PEER = REPO / "tests" / "_dds_peer.py"
 # One domain per test run, so concurrent runs on the machine never see each other's samples.
 DOMAIN_ID = 1 + os.getpid() % 200
 

@@ -12,12 +12,12 @@ import os
 import re
 import struct
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 from _g1_policy import sensed_state
 from _procs import Proc, g1_node, terminal, virtual_g1
+from _repo import REPO
 
 from simreal import cli
 from simreal.deploy import cmd_vel_script
@@ -41,10 +41,9 @@ from simreal.deploy.velocity_keys import key_command
 from simreal.evaluation import load_policy, make_eval_env
 from simreal.robots.g1 import JOINT_NAMES, JOINTS
 
-ROOT = Path(__file__).resolve().parents[2]
-PULL = ROOT / "results" / "g1-pull" / "policy.onnx"
-FORCE = ROOT / "results" / "g1-force" / "policy.onnx"
-WALK = ROOT / "results" / "g1-walk" / "policy.onnx"
+PULL = REPO / "results" / "g1-pull" / "policy.onnx"
+FORCE = REPO / "results" / "g1-force" / "policy.onnx"
+WALK = REPO / "results" / "g1-walk" / "policy.onnx"
 RANGES = CommandRanges((-0.4, 0.0, -0.5), (0.0, 0.0, 0.5))
 """g1-pull's trained commands pulling backward (its exported task_config)."""
 

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from _g1_policy import export_g1_policy
 from _procs import Proc, g1_node, terminal, virtual_g1
+from _repo import REPO
 
 from simreal import cli
 from simreal.deploy.dds import DdsParticipant, latched_qos, topic_name
@@ -25,8 +26,7 @@ from simreal.deploy.logs import read_rollout
 
 pytestmark = pytest.mark.slow  # separate processes over DDS
 
-ROOT = Path(__file__).resolve().parents[2]
-FORCE_POLICY = ROOT / "results" / "experiments" / "g1" / "force-run" / "policy.onnx"
+FORCE_POLICY = REPO / "results" / "experiments" / "g1" / "force-run" / "policy.onnx"
 """The first g1-force policy: stands unpushed and resists about 10 N step pushes."""
 PUSH_N = 5.0
 """Torso push in the end-to-end test; raise it with a stronger policy. The first policy

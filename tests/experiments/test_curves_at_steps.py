@@ -3,26 +3,17 @@ and nothing where a run has not reached the mark."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
+from _repo import REPO, load_script
 
-SCRIPT = Path(__file__).resolve().parents[2] / "experiments" / "curves_at_steps.py"
-
-
-def load():
-    spec = importlib.util.spec_from_file_location("curves_at_steps", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+SCRIPT = REPO / "experiments" / "curves_at_steps.py"
 
 
 def test_marks_average_their_window_and_stay_empty_past_the_run(tmp_path):
     rows = ["env_steps,train_return,reward/x"]
     rows += [f"{k * 250_000},{k},{'' if k == 3 else 2 * k}" for k in range(1, 9)]  # to 2 M
     (tmp_path / "metrics.csv").write_text("\n".join(rows) + "\n")
-    m = load()
+    m = load_script(SCRIPT)
     out = m.at_steps(m.rows_of(tmp_path), [1.0, 2.0, 3.0], ["train_return", "reward/x"], 0.5)
     assert out["1.0"] == {"train_return": 3.5, "reward/x": 8.0}  # rows at 0.75 and 1.0 M
     assert out["2.0"] == {"train_return": 7.5, "reward/x": 15.0}

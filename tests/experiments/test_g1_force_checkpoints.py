@@ -4,22 +4,13 @@ selection (policies/checkpoint.py: swept_checkpoints) keeps the newest, counts b
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from _repo import REPO, load_script
 
-ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "experiments" / "g1_force_checkpoints.py"
-
-
-def load():
-    spec = importlib.util.spec_from_file_location("g1_force_checkpoints", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+SCRIPT = REPO / "experiments" / "g1_force_checkpoints.py"
 
 
 def held(back_in_place, fwd_in_place, back, fwd) -> dict:
@@ -32,7 +23,7 @@ def held(back_in_place, fwd_in_place, back, fwd) -> dict:
 
 
 def test_the_weaker_direction_in_place_decides_before_survival():
-    score = load().score
+    score = load_script(SCRIPT).score
     walker = held(10.0, 90.0, 190.0, 190.0)  # survives everything, holds little in place
     stander = held(40.0, 40.0, 60.0, 60.0)
     assert score(stander) > score(walker)
@@ -40,7 +31,7 @@ def test_the_weaker_direction_in_place_decides_before_survival():
 
 
 def test_picking_by_survival_puts_the_walker_first_and_breaks_ties_in_place():
-    score = load().score
+    score = load_script(SCRIPT).score
     walker = held(10.0, 90.0, 190.0, 190.0)
     stander = held(40.0, 40.0, 60.0, 60.0)
     assert score(walker, "survived") > score(stander, "survived")
@@ -50,7 +41,7 @@ def test_picking_by_survival_puts_the_walker_first_and_breaks_ties_in_place():
 
 def test_a_run_without_checkpoints_is_refused_naming_the_folder(tmp_path):
     done = subprocess.run(
-        [sys.executable, str(SCRIPT), str(tmp_path)], capture_output=True, text=True, cwd=ROOT
+        [sys.executable, str(SCRIPT), str(tmp_path)], capture_output=True, text=True, cwd=REPO
     )
     assert done.returncode != 0
     assert str(tmp_path / "checkpoints") in done.stderr

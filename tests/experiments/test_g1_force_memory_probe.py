@@ -3,26 +3,14 @@ magnitude, every state in one bin, the shares of states and of error each summin
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
+from _repo import REPO, load_script
 
-ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "experiments" / "g1_force_memory_probe.py"
-
-
-def load():
-    sys.path.insert(0, str(SCRIPT.parent))  # it imports its sibling g1_force_estimability
-    spec = importlib.util.spec_from_file_location("g1_force_memory_probe", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+SCRIPT = REPO / "experiments" / "g1_force_memory_probe.py"
 
 
 def test_imitation_error_is_split_by_the_load_it_was_made_under():
-    probe = load()
+    probe = load_script(SCRIPT)
     steps, sims = 6, 4
     force = np.zeros((steps, sims, 3))
     force[:, 0, 0] = 10.0  # light

@@ -3,26 +3,17 @@ run applies the torso force it reports, in every direction, and counts every sim
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
+from _repo import REPO, load_script
 
-ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "experiments" / "g1_force_wander.py"
-
-
-def load():
-    spec = importlib.util.spec_from_file_location("g1_force_wander", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+SCRIPT = REPO / "experiments" / "g1_force_wander.py"
 
 
 def test_push_azimuths_fall_in_their_named_sectors():
-    sector_of = load().sector_of
+    sector_of = load_script(SCRIPT).sector_of
     azimuth = np.array([np.pi, -np.pi, 0.1, np.pi / 2 + 0.7, -np.pi / 2, -2.5])
     assert list(sector_of(azimuth)) == [
         "backward",
@@ -37,7 +28,7 @@ def test_push_azimuths_fall_in_their_named_sectors():
 def test_a_wander_run_applies_its_force_and_counts_every_simulation(tmp_path):
     from _g1_policy import export_g1_policy
 
-    wander = load()
+    wander = load_script(SCRIPT)
     policy = export_g1_policy(tmp_path / "g1.onnx")
     out = tmp_path / "wander.json"
     code = wander.main(
@@ -71,7 +62,7 @@ def test_an_onset_runs_its_seconds_after_the_standing_and_a_recurrent_policy_run
     for `--seconds` (the whole push is applied); a policy with memory runs like any other."""
     from _g1_policy import export_g1_policy
 
-    wander = load()
+    wander = load_script(SCRIPT)
     policy = export_g1_policy(tmp_path / "g1.onnx", memory_size=8)
     out = tmp_path / "wander.json"
     args = [str(policy), "--force", "30", "--sims", "4", "--seconds", "0.3", "--ramp", "0.2"]
@@ -112,7 +103,7 @@ def test_a_wander_run_reports_what_an_estimating_policy_estimates(tmp_path):
     assert main([*args, *sets, "--set", "train.eval_episodes=2"]) == 0
     (run,) = (out / "g1-force").iterdir()
     (ckpt,) = sorted((run / "checkpoints").glob("model_*.pt"))[-1:]
-    report = load().wander(ckpt, 15.0, 4, 1.5, 0.5, True, 0.7, 0)
+    report = load_script(SCRIPT).wander(ckpt, 15.0, 4, 1.5, 0.5, True, 0.7, 0)
     force, cop = (
         report["estimates"]["torso_force_oracle (N)"],
         report["estimates"]["cop_offset (cm)"],

@@ -3,12 +3,11 @@ with today's configs (a renamed field would fail hours into a replay, not at its
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from _repo import REPO, load_script
 
 from simreal.config import apply_overrides
 from simreal.policies import TrainConfig
@@ -16,20 +15,11 @@ from simreal.policies.checkpoint import save_checkpoint
 from simreal.tasks import get_task
 from simreal.training import split_overrides
 
-ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "experiments" / "g1_pull_chain.py"
-
-
-def load_chain():
-    spec = importlib.util.spec_from_file_location("g1_pull_chain", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+SCRIPT = REPO / "experiments" / "g1_pull_chain.py"
 
 
 def test_every_stage_applies_to_todays_configs():
-    chain = load_chain()
+    chain = load_script(SCRIPT)
     assert [s.name for s in chain.HISTORICAL][-1] == "steady"
     assert sum(s.steps for s in chain.HISTORICAL) == 85_204_992  # the READMEs: 85.2 M
     assert chain.STAGES[-1].name == "light"
@@ -49,7 +39,7 @@ def test_dry_run_starts_the_first_stage(tmp_path, nproc):
         capture_output=True,
         text=True,
         check=True,
-        cwd=ROOT,
+        cwd=REPO,
     ).stdout.split()
     launcher = ["simreal", "train"] if nproc == 1 else ["torchrun", "--standalone"]
     assert out[: len(launcher)] == launcher
@@ -64,11 +54,11 @@ def test_first_warm_starts_from_the_stage_before(tmp_path):
     starts light from it; without that run it names what is missing."""
     cmd = [sys.executable, str(SCRIPT), "--arch", "coupled", "--root", str(tmp_path)]
     cmd += ["--first", "light", "--dry-run", "--seed", "1", "--set", "train.ppo.ratio=joint"]
-    missing = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    missing = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
     assert missing.returncode != 0 and "08-steady" in missing.stderr
     run = tmp_path / "08-steady" / "g1-pull" / "20261124-211730-0"
     save_checkpoint(run / "checkpoints", 2950, {"env_steps": 18_124_800})
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=ROOT).stdout
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=REPO).stdout
     words = out.split()
     assert words[words.index("--init-from") + 1] == str(run)
     assert words[words.index("--out") + 1] == str(tmp_path / "09-light")
@@ -81,8 +71,8 @@ def test_first_warm_starts_from_the_stage_before(tmp_path):
 
 def test_save_keeps_what_a_resume_needs(tmp_path):
     """--save copies each started stage's config, metrics and last checkpoint only, in
-    ROOT's layout, and replaces the copy of an older checkpoint."""
-    chain = load_chain()
+    REPO's layout, and replaces the copy of an older checkpoint."""
+    chain = load_script(SCRIPT)
     root, dest = tmp_path / "root", tmp_path / "saved"
     run = root / "01-force" / "g1-force" / "20261124-000000-0"
     (run / "checkpoints").mkdir(parents=True)
@@ -106,7 +96,7 @@ def test_save_keeps_what_a_resume_needs(tmp_path):
 def test_stage_end_reads_either_layout(tmp_path):
     """--summary's stage ends: means over the last N iterations, the curriculum level at
     the last one; the CSV under the stage's run (a chain root) or flat (a results copy)."""
-    chain = load_chain()
+    chain = load_script(SCRIPT)
     header = "iteration,env_steps,train_return,train_episode_length,curriculum/load_resistance_n\n"
     rows = "".join(f"{i},{i * 100},{i * 10},{i + 500},{20 + i}\n" for i in range(1, 6))
     nested = tmp_path / "root" / "03-ref" / "g1-pull" / "20261125-000000-0"
@@ -130,7 +120,7 @@ def test_stage_end_of_a_stage_just_begun(tmp_path):
     """A stage's first iterations finish no episode and log an empty return: --summary
     averages only the iterations that logged one, and reports None before any has (it
     crashed on a chain saved a minute into a stage)."""
-    chain = load_chain()
+    chain = load_script(SCRIPT)
     header = "iteration,env_steps,train_return,train_episode_length\n"
     stage = tmp_path / "05-rail"
     stage.mkdir()

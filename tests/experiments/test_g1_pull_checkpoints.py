@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from _repo import REPO
 
 pytestmark = pytest.mark.slow  # each test runs the script as a process
 
-ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "experiments" / "g1_pull_checkpoints.py"
+SCRIPT = REPO / "experiments" / "g1_pull_checkpoints.py"
 
 
 def row(name: str, backward: float, forward: float, falls: float) -> dict:
@@ -22,7 +21,7 @@ def row(name: str, backward: float, forward: float, falls: float) -> dict:
 
 def run(*args: str) -> dict:
     done = subprocess.run(
-        [sys.executable, str(SCRIPT), *args], capture_output=True, text=True, check=True, cwd=ROOT
+        [sys.executable, str(SCRIPT), *args], capture_output=True, text=True, check=True, cwd=REPO
     )
     return json.loads(done.stdout)
 
@@ -77,7 +76,7 @@ def test_picks_of_eval_jsons(tmp_path):
 
 
 def test_run_or_report_is_required():
-    done = subprocess.run([sys.executable, str(SCRIPT)], capture_output=True, text=True, cwd=ROOT)
+    done = subprocess.run([sys.executable, str(SCRIPT)], capture_output=True, text=True, cwd=REPO)
     assert done.returncode != 0 and "RUN is required" in done.stderr
 
 
@@ -88,7 +87,7 @@ def test_picks_of_names_a_file_that_is_not_a_pull_eval(tmp_path):
         [sys.executable, str(SCRIPT), "--picks-of", str(bad)],
         capture_output=True,
         text=True,
-        cwd=ROOT,
+        cwd=REPO,
     )
     assert done.returncode != 0
     assert str(bad) in done.stderr and "peak_pull_force_backward_n" in done.stderr

@@ -4,13 +4,12 @@ renamed field would fail hours into the chain, not at its start)."""
 
 from __future__ import annotations
 
-import importlib.util
 import shlex
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from _repo import REPO, load_script
 
 from simreal.config import apply_overrides
 from simreal.policies import TrainConfig
@@ -19,20 +18,7 @@ from simreal.policies.distributed import _flatten
 from simreal.tasks import get_task
 from simreal.training import split_overrides
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def load_chain():
-    sys.path.insert(0, str(ROOT / "experiments"))  # it imports g1_pull_chain's helpers
-    try:
-        path = ROOT / "experiments" / "g1_walk_chain.py"
-        spec = importlib.util.spec_from_file_location("g1_walk_chain", path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module  # dataclasses look their module up there
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path.remove(str(ROOT / "experiments"))
+SCRIPT = REPO / "experiments" / "g1_walk_chain.py"  # it imports g1_pull_chain's helpers
 
 
 def words_after(cmd: list[str], flag: str) -> list[str]:
@@ -42,20 +28,20 @@ def words_after(cmd: list[str], flag: str) -> list[str]:
 def test_the_lineage_is_the_headlines_ancestry():
     """Each stage's recorded --init-from names the stage before it (by run name), and the
     headline's own config is the last stage's command."""
-    chain = load_chain()
+    chain = load_script(SCRIPT)
     names = [s.name for s in chain.STAGES]
     assert names[0] == "run1" and names[-1] == "run10"
     for before, stage in zip(chain.STAGES[:-1], chain.STAGES[1:], strict=True):
         (init,) = words_after(stage.historical_command(), "--init-from")
         assert f"{before.name}/" in init.replace("g1walk", "run"), (stage.name, init)
-    headline = yaml.safe_load((ROOT / "results" / "g1-walk" / "config.yaml").read_text())
+    headline = yaml.safe_load((REPO / "results" / "g1-walk" / "config.yaml").read_text())
     assert shlex.split(headline["command"]) == chain.STAGES[-1].historical_command()
     # every stage to its end: the headline itself is run10's iteration 225 (77.7 M steps)
     assert sum(s.steps for s in chain.STAGES) == 79_527_936
 
 
 def test_replayed_commands_apply_to_todays_configs(tmp_path):
-    chain = load_chain()
+    chain = load_script(SCRIPT)
     previous = None
     for index, stage in enumerate(chain.STAGES, start=1):
         out = tmp_path / f"{index:02d}"
@@ -77,7 +63,7 @@ def test_replayed_commands_apply_to_todays_configs(tmp_path):
 
 
 def test_a_started_stage_resumes_and_a_finished_one_is_skipped(tmp_path):
-    chain = load_chain()
+    chain = load_script(SCRIPT)
     stage = chain.STAGES[1]
     run = tmp_path / "02-run2" / "g1-walk" / "20261129-000000-1"
     first = tmp_path / "01-run1" / "g1-walk" / "20261129-000000-0"
@@ -93,7 +79,7 @@ def test_a_started_stage_resumes_and_a_finished_one_is_skipped(tmp_path):
 def test_save_keeps_one_checkpoint_and_the_copy_resumes(tmp_path):
     """--save: every stage's config and metrics, the last started stage's last checkpoint
     only; put back, the finished stage counts as done by its metrics and the next resumes."""
-    chain = load_chain()
+    chain = load_script(SCRIPT)
     root, dest = tmp_path / "root", tmp_path / "saved"
     first, second = chain.STAGES[:2]
     runs = [
@@ -135,7 +121,7 @@ def test_every_replay_trains_its_stages_recorded_config(tmp_path):
     from simreal.cli import _request, build_parser
     from simreal.training import TrainRequest, run_config
 
-    chain = load_chain()
+    chain = load_script(SCRIPT)
     for stage in chain.ALL_STAGES:
         cmd = chain.replay_command(stage, "coupled", tmp_path / stage.name, None, 0)
         args = build_parser().parse_args(cmd[1:])
@@ -151,7 +137,7 @@ def test_every_replay_trains_its_stages_recorded_config(tmp_path):
 
 def test_a_recorded_set_value_with_spaces_is_one_word():
     """g1-force's command was recorded unquoted (`--set task.forces.ramp_s=[0.5, 2.0]`)."""
-    chain = load_chain()
+    chain = load_script(SCRIPT)
     sets = words_after(chain.G1_FORCE.historical_command(), "--set")
     assert "task.forces.ramp_s=[0.5, 2.0]" in sets
     assert "task.forces.active_prob=[0.8, 0.3, 0.3]" in sets
@@ -182,7 +168,7 @@ def fake_run(root: Path, index: int, stage, iterations, env_steps: int) -> Path:
 def test_g1_force_starts_from_run10_at_the_headlines_iteration(tmp_path):
     """The g1-force headline started from run10's iteration 225 (results/g1-walk's pick),
     so the tail starts from this chain's run10 checkpoint there, or the last before it."""
-    chain = load_chain()
+    chain = load_script(SCRIPT)
     index = len(chain.ALL_STAGES)
     (init,) = words_after(chain.G1_FORCE.historical_command(), "--init-from")
     assert init.endswith(f"model_{chain.G1_FORCE.init_iteration:06d}.pt")
@@ -203,7 +189,7 @@ def test_g1_force_starts_from_run10_at_the_headlines_iteration(tmp_path):
 
 
 def test_a_stage_whose_predecessor_never_ran_is_not_started_from_scratch(tmp_path):
-    chain = load_chain()
+    chain = load_script(SCRIPT)
     with pytest.raises(RuntimeError, match="run4, which has not run"):
         chain.warm_start(tmp_path, 5, chain.STAGES[4])
     assert chain.warm_start(tmp_path, 1, chain.STAGES[0]) is None
@@ -212,7 +198,7 @@ def test_a_stage_whose_predecessor_never_ran_is_not_started_from_scratch(tmp_pat
 def test_save_keeps_the_checkpoint_g1_force_starts_from(tmp_path):
     """Once the walk is done, --save keeps only the run10 checkpoint the g1-force stage will
     start from (not run10's last); once g1-force runs, only its own; once it is done, none."""
-    chain = load_chain()
+    chain = load_script(SCRIPT)
     root, dest = tmp_path / "root", tmp_path / "saved"
     index = len(chain.ALL_STAGES)
     fake_run(root, index - 1, chain.STAGES[-1], (222, 301), chain.STAGES[-1].steps)

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 import torch
+from _repo import REPO
 
-WORKER = Path(__file__).resolve().parents[1] / "_distributed_worker.py"
+WORKER = REPO / "tests" / "_distributed_worker.py"
 
 
 def torchrun(

@@ -14,6 +14,7 @@ import onnxruntime as ort
 import pytest
 import torch
 from _g1_policy import ACTION_GROUPS, g1_metadata
+from _repo import load_script
 
 from simreal.cli import main
 from simreal.policies.checkpoint import load_actor_critic, load_checkpoint, resolve_checkpoint
@@ -212,12 +213,7 @@ def test_the_estimability_probe_builds_histories_within_episodes():
     """experiments/g1_force_estimability.py: the last K observations at each step never
     reach into the previous episode (a fresh buffer repeats the episode's first), and the
     mean pooling averages exactly those."""
-    import importlib.util
-
-    script = Path(__file__).resolve().parents[2] / "experiments" / "g1_force_estimability.py"
-    spec = importlib.util.spec_from_file_location("g1_force_estimability", script)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_script("experiments/g1_force_estimability.py")
     obs = np.arange(6, dtype=np.float32).reshape(6, 1, 1)  # one simulation, one value
     done = np.array([False, False, True, False, False, False])[:, None]  # ends after t=2
     stacked = module.windows(obs, done, 3)[:, 0]

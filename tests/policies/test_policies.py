@@ -38,10 +38,7 @@ N_OBS = 10
 SMALL = ModelConfig(actor_hidden=(16, 16), critic_hidden=(16,))
 
 
-@pytest.fixture(autouse=True)
-def _work_in_tmp(tmp_path, monkeypatch):
-    """MuJoCo appends its warnings to MUJOCO_LOG.TXT in the working directory: keep it here."""
-    monkeypatch.chdir(tmp_path)
+pytestmark = pytest.mark.usefixtures("work_in_tmp")
 
 
 def observations(n: int, seed: int = 0) -> torch.Tensor:

@@ -42,9 +42,7 @@ METADATA: dict[str, object] = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _work_in_tmp(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # MuJoCo's MUJOCO_LOG.TXT
+pytestmark = pytest.mark.usefixtures("work_in_tmp")
 
 
 class _Step:

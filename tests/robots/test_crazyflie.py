@@ -22,10 +22,7 @@ PARAMS = CrazyflieParams()
 PHYSICS_HZ = 240
 
 
-@pytest.fixture(autouse=True)
-def _work_in_tmp(tmp_path, monkeypatch):
-    """MuJoCo appends its warnings to MUJOCO_LOG.TXT in the working directory: keep it here."""
-    monkeypatch.chdir(tmp_path)
+pytestmark = pytest.mark.usefixtures("work_in_tmp")
 
 
 def drone_in_air(height: float = 1.0) -> tuple[mujoco.MjModel, mujoco.MjData]:

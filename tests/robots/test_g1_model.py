@@ -96,10 +96,7 @@ EXPECTED_GAINS = np.array([_GAINS[_kind(n)] for n in SDK_ORDER])
 FACTS_ROUNDING = 1e-4
 
 
-@pytest.fixture(autouse=True)
-def _work_in_tmp(tmp_path, monkeypatch):
-    """MuJoCo appends its warnings to MUJOCO_LOG.TXT in the working directory: keep it here."""
-    monkeypatch.chdir(tmp_path)
+pytestmark = pytest.mark.usefixtures("work_in_tmp")
 
 
 @pytest.fixture(scope="module")

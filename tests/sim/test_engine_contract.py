@@ -33,10 +33,7 @@ ACT_RTOL = {"mjbatch": 1e-12, "pybullet": 1e-12, "warp": 1e-5, "genesis": 1e-5}
 """Relative error of actuator activations (float64 vs float32 engines)."""
 
 
-@pytest.fixture(autouse=True)
-def _work_in_tmp(tmp_path, monkeypatch):
-    """MuJoCo appends its warnings to MUJOCO_LOG.TXT in the working directory: keep it here."""
-    monkeypatch.chdir(tmp_path)
+pytestmark = pytest.mark.usefixtures("work_in_tmp")
 
 
 _BUILT: dict[str, Engine] = {}

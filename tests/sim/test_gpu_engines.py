@@ -11,7 +11,7 @@ from simreal.sim import make_engine
 
 # MuJoCo Warp and Genesis run here on the CPU, where their kernels and scenes compile for
 # tens of seconds: the slow tier.
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("work_in_tmp")]
 
 MJCF = build_mjcf(CrazyflieParams())
 TENDON = """<mujoco><worldbody>
@@ -20,11 +20,6 @@ TENDON = """<mujoco><worldbody>
   <site name="s0" pos="0 0 1"/></worldbody>
   <tendon><spatial name="t"><site site="s0"/><site site="s1"/></spatial></tendon>
   <actuator><motor tendon="t"/></actuator></mujoco>"""
-
-
-@pytest.fixture(autouse=True)
-def _work_in_tmp(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
 
 
 def test_warp_state_is_one_memory_for_numpy_and_torch():

@@ -54,10 +54,7 @@ kinds, tilted site, force and torque gear, Euler filter without actearly, gain, 
 range, sideways gravity."""
 
 
-@pytest.fixture(autouse=True)
-def _work_in_tmp(tmp_path, monkeypatch):
-    """MuJoCo appends its warnings to MUJOCO_LOG.TXT in the working directory: keep it here."""
-    monkeypatch.chdir(tmp_path)
+pytestmark = pytest.mark.usefixtures("work_in_tmp")
 
 
 @pytest.fixture

@@ -4,10 +4,10 @@ conditions in every G1 eval JSON, and the self-penetration check of a committed 
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import numpy as np
 import pytest
+from _repo import REPO
 
 from simreal import evaluation
 from simreal.robots.g1 import JOINT_NAMES
@@ -21,7 +21,6 @@ from simreal.tasks import make_env
 from simreal.tasks.g1_force import G1ForceConfig
 from simreal.tasks.g1_pull import G1PullConfig
 
-REPO = Path(__file__).resolve().parents[2]
 PULL = REPO / "results/experiments/g1-pull-idealized/policy.onnx"
 IDEALIZED = [
     "task.self_collision=false",

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 from _g1_policy import sensed_state
+from _repo import load_script
 
 from simreal.deploy.commands import VelocityCommands
 from simreal.deploy.g1.gait_clock import GaitClock
@@ -378,24 +379,11 @@ def test_the_node_builds_g1_walks_observation_as_evaluation_does(walk_policy):
     assert mux.clipped == 0 and len(commands) >= 2
 
 
-def _tracking_tool():
-    import importlib.util
-    import sys
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[2] / "experiments" / "g1_walk_tracking.py"
-    spec = importlib.util.spec_from_file_location("g1_walk_tracking", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_tracking_error_splits_into_going_the_wrong_speed_and_swaying():
     """Two held commands; the velocity reaches half of each on average and oscillates
     by +-0.2 around that: bias, sway and slope come out as built, and their squares add
     up to the mean squared error."""
-    split = _tracking_tool().split_errors
+    split = load_script("experiments/g1_walk_tracking.py").split_errors
     t = np.arange(200)
     cmd = np.where(t < 100, 0.8, -0.4)[:, None]
     sway = 0.2 * np.where(t % 2 == 0, 1.0, -1.0)[:, None]
@@ -411,7 +399,7 @@ def test_tracking_error_splits_into_going_the_wrong_speed_and_swaying():
 def test_the_yaw_sway_spectrum_finds_a_twist_at_the_gait_frequency_and_a_jitter_above():
     """A yaw rate made of a 1.25 Hz twist (the 0.8 s gait's stride) and a 10 Hz jitter of
     equal power lands half in each band; windows with a standing step are left out."""
-    spectrum = _tracking_tool().sway_spectrum
+    spectrum = load_script("experiments/g1_walk_tracking.py").sway_spectrum
     dt = 0.02
     t = np.arange(1000)[:, None] * dt
     yaw = 0.3 * np.sin(2 * np.pi * 1.25 * t) + 0.3 * np.sin(2 * np.pi * 10.0 * t) + 0.5

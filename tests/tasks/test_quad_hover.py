@@ -25,10 +25,7 @@ START_Z = GROUND_Z + 0.1
 BASE = 1
 
 
-@pytest.fixture(autouse=True)
-def _work_in_tmp(tmp_path, monkeypatch):
-    """MuJoCo appends its warnings to MUJOCO_LOG.TXT in the working directory: keep it here."""
-    monkeypatch.chdir(tmp_path)
+pytestmark = pytest.mark.usefixtures("work_in_tmp")
 
 
 def make(num_envs: int, seed: int = 0, **cfg) -> QuadHoverEnv:

@@ -4,10 +4,10 @@
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import numpy as np
 import pytest
+from _repo import REPO
 
 from simreal import evaluation
 from simreal.deploy.logs import read_rollout
@@ -15,7 +15,6 @@ from simreal.deploy.replay import plot_rollout, signal_units
 from simreal.tasks import TASKS, make_env
 from simreal.tasks.signals import SIGNALS
 
-REPO = Path(__file__).resolve().parents[2]
 SMALL = {"dex-track": {"heldout_references": 1}, "lane-keep": {"eval_roads": 1}}
 
 

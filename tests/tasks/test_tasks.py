@@ -13,10 +13,7 @@ SLOW_TO_BUILD = ("dex-track",)
 reference set; 50 steps then take well under a second): checked in the slow tier."""
 
 
-@pytest.fixture(autouse=True)
-def _work_in_tmp(tmp_path, monkeypatch):
-    """MuJoCo appends its warnings to MUJOCO_LOG.TXT in the working directory: keep it here."""
-    monkeypatch.chdir(tmp_path)
+pytestmark = pytest.mark.usefixtures("work_in_tmp")
 
 
 @pytest.mark.parametrize(
