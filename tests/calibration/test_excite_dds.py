@@ -7,12 +7,10 @@ asserted; every wait is bounded."""
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 import yaml
-from _procs import Proc
+from _procs import Proc, domain
 
 from simreal.calibration import routines
 from simreal.calibration.excite import GROUPS, ExcitationConfig, excitation, excitation_log_meta
@@ -25,16 +23,11 @@ from simreal.robots.g1.overlay import load_overlay
 LEG = GROUPS["left_leg"]
 
 
-def domain(k: int) -> int:
-    """A DDS domain per test and per run, so concurrent runs never see each other."""
-    return 1 + (os.getpid() * 7 + k) % 230
-
-
 @pytest.mark.slow
 def test_excite_over_dds_feeds_the_fits(tmp_path):
     truth = random_perturbation(5, LEG)
     (tmp_path / "truth.yaml").write_text(yaml.safe_dump(truth))
-    dom = domain(1)
+    dom = domain()
     robot = Proc(
         "sim-robot", "g1", "--hang", "--perturb", str(tmp_path / "truth.yaml"),
         "--domain", str(dom), "--duration", "90",
@@ -86,13 +79,13 @@ def test_excite_over_dds_feeds_the_fits(tmp_path):
 def test_excite_over_dds_without_robot_names_the_topic(tmp_path):
     exc_cfg = ExcitationConfig(group="left_leg", chirp_s=0.5)
     with pytest.raises(CalibrationError, match="no rt/lowstate on DDS domain"):
-        run_dds(excitation(exc_cfg), tmp_path / "log", domain(2), wait_s=1.0)
+        run_dds(excitation(exc_cfg), tmp_path / "log", domain(), wait_s=1.0)
     assert not (tmp_path / "log").exists()
 
 
 @pytest.mark.slow
 def test_a_robot_ticking_at_another_rate_is_refused_naming_both(tmp_path):
-    dom = domain(3)
+    dom = domain()
     robot = Proc(
         "sim-robot", "g1", "--hang", "--rate", "1000", "--domain", str(dom), "--duration", "60"
     )

@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 import pytest
-from _procs import Proc, g1_node, terminal, virtual_g1
+from _procs import Proc, domain, g1_node, terminal, virtual_g1
 from _repo import REPO
 
 from simreal import cli
@@ -34,10 +34,6 @@ RANGES = CommandRanges((-0.4, 0.0, -0.5), (0.0, 0.0, 0.5))
 """g1-pull's trained commands pulling backward (its exported task_config)."""
 
 
-def domain(k: int) -> int:
-    return 1 + (os.getpid() * 7 + 100 + k) % 230
-
-
 # Over CycloneDDS on loopback (conftest sets CYCLONEDDS_URI).
 
 
@@ -57,7 +53,7 @@ def test_cmd_vel_over_cyclonedds_is_clipped_dropped_and_decays(transport):
     """A ROS 2 Twist on rt/cmd_vel from another participant reaches the node's link under
     either transport; the mux clips it, drops a NaN one, and zeroes it 0.5 s after the
     last one."""
-    dom = domain(1 if transport == "dds" else 3)
+    dom = domain()
     with DdsParticipant(dom) as node_side, DdsParticipant(dom) as publisher_side:
         if transport == "dds":
             link = links.UnitreeLink(node_side)
@@ -94,7 +90,7 @@ def test_g1_pull_walks_on_cmd_vel_and_the_remote_against_the_virtual_robot(tmp_p
     a cmd_vel stream and then the virtual remote's stick reach its observation (the logged
     command_velocity), an out-of-range one is clipped and counted, and the virtual robot's
     truth log holds its odometry."""
-    dom = domain(2)
+    dom = domain()
     robot = virtual_g1(dom, "--band", "--log", str(tmp_path / "truth"), duration_s=90)
     node = None
     try:
@@ -147,7 +143,7 @@ def test_g1_pull_walks_on_cmd_vel_and_the_remote_against_the_virtual_robot(tmp_p
 def test_velocity_keys_in_the_node_terminal_walk_g1_pull(tmp_path):
     """`,` twice in the node's terminal (a real pty) holds vx at -0.2 m/s, beyond the
     half second in which cmd_vel would decay; `k` stops the walking."""
-    dom = domain(4)
+    dom = domain()
     with terminal() as (master, slave):
         robot = virtual_g1(dom, "--band", duration_s=90)
         node = None
@@ -205,7 +201,7 @@ def test_the_robot_clock_reads_lowstate_ticks_and_names_a_silent_robot(monkeypat
     error naming rt/lowstate instead of a publisher that waits forever."""
     monkeypatch.setattr(cmd_vel_script, "ROBOT_CLOCK_TIMEOUT_S", 0.5)
     sensors = SimG1(dt=0.002).sensors()
-    with DdsParticipant(domain(7)) as dds:
+    with DdsParticipant(domain()) as dds:
         writer = dds.writer(LOWSTATE_TOPIC, LowState_, stream_qos(reliable=False))
         clock = cmd_vel_script.RobotClock(dds)
         assert np.isnan(clock())  # nothing yet
@@ -217,7 +213,7 @@ def test_the_robot_clock_reads_lowstate_ticks_and_names_a_silent_robot(monkeypat
         time.sleep(0.6)  # the tick stays at 12 345 ms
         with pytest.raises(TimeoutError, match="the tick stopped advancing on rt/lowstate"):
             clock()
-    with DdsParticipant(domain(8)) as dds:
+    with DdsParticipant(domain()) as dds:
         silent = cmd_vel_script.RobotClock(dds)
         time.sleep(0.6)
         with pytest.raises(TimeoutError, match="no LowState on rt/lowstate"):
@@ -228,7 +224,7 @@ def test_the_robot_clock_reads_lowstate_ticks_and_names_a_silent_robot(monkeypat
 def test_simreal_cmd_vel_reaches_the_node_link_segment_by_segment():
     """`simreal cmd-vel` in another process: its Twists arrive on the node's link in the
     order of the segments, held at its rate, and end with zeros."""
-    dom = domain(5)
+    dom = domain()
     with DdsParticipant(dom) as node_side:
         link = links.UnitreeLink(node_side)
         publisher = Proc("cmd-vel", "0.3,0,0:1.0", "0,0.1,-0.5:1.0", "--domain", str(dom))
@@ -260,7 +256,7 @@ def test_g1_walk_goes_out_turns_and_comes_back_on_cmd_vel(tmp_path):
     and `simreal cmd-vel` (0.5 m/s for 6 s, a half turn in place, 0.5 m/s for 6 s). The
     robot's own odometry shows it went at least 2 m out and at least 1 m back towards where
     it was let go, without falling."""
-    dom = domain(6)
+    dom = domain()
     robot = virtual_g1(
         dom, "--band", "--band-release", "4", "--log", str(tmp_path / "truth"), duration_s=120
     )

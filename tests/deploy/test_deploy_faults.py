@@ -12,7 +12,7 @@ import time
 
 import pytest
 from _g1_policy import export_g1_policy
-from _procs import g1_node, virtual_g1
+from _procs import domain, g1_node, virtual_g1
 
 from simreal.deploy.dds import DdsParticipant, stream_qos, take_raw, write_raw
 from simreal.deploy.dds.unitree_hg import LOWCMD_TOPIC, LOWSTATE_TOPIC, LowCmd_, LowState_
@@ -35,10 +35,6 @@ from simreal.robots.g1 import ACTUATORS, DEFAULT_JOINT_POS, JOINT_NAMES, JOINTS
 
 KNEE = JOINT_NAMES.index("left_knee_joint")
 KNEE_BEYOND = JOINTS["left_knee_joint"].upper + 0.62
-
-
-def domain(k: int) -> int:
-    return 1 + (os.getpid() * 7 + k) % 230
 
 
 def running(sm: StateMachine, t: float = 0.0) -> StateMachine:
@@ -152,27 +148,22 @@ def test_commander_obeys_the_first_writer_until_it_is_gone():
 # ---- processes over DDS on loopback ----------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def policy(tmp_path_factory):
-    return export_g1_policy(tmp_path_factory.mktemp("policy") / "g1.onnx")
-
-
 def newest(reader, decode, n: int = 64):
     out = [decode(d) for d in take_raw(reader, n)]
     return [x for x in out if x is not None]
 
 
 @pytest.mark.slow
-def test_replayed_state_with_a_frozen_tick_trips_the_node(policy):
+def test_replayed_state_with_a_frozen_tick_trips_the_node(g1_policy):
     """The robot stops; its last LowState is resent at 500 Hz: fresh, valid, tick frozen."""
-    dom = domain(1)
+    dom = domain()
     robot = virtual_g1(dom, "--hang")
     node = None
     try:
         with DdsParticipant(dom) as dds:
             states = dds.reader(LOWSTATE_TOPIC, LowState_, stream_qos(reliable=False, depth=4))
             replay = dds.writer(LOWSTATE_TOPIC, LowState_, stream_qos(reliable=False))
-            node = g1_node(policy, dom)
+            node = g1_node(g1_policy, dom)
             node.wait_for("MOVE_TO_DEFAULT -> HOLD", 30)
             last = None
             while last is None:
@@ -196,14 +187,14 @@ def test_replayed_state_with_a_frozen_tick_trips_the_node(policy):
 
 
 @pytest.mark.slow
-def test_node_stalled_by_sigstop_damps_on_waking_and_stays_damped(policy):
-    dom = domain(2)
+def test_node_stalled_by_sigstop_damps_on_waking_and_stays_damped(g1_policy):
+    dom = domain()
     robot = virtual_g1(dom, "--hang")
     node = None
     try:
         with DdsParticipant(dom) as dds:
             cmds = dds.reader(LOWCMD_TOPIC, LowCmd_, stream_qos(reliable=False, depth=64))
-            node = g1_node(policy, dom, "--auto-start")
+            node = g1_node(g1_policy, dom, "--auto-start")
             node.wait_for("HOLD -> ACTIVE", 30)
             time.sleep(0.3)
             os.kill(node.popen.pid, signal.SIGSTOP)
@@ -223,8 +214,8 @@ def test_node_stalled_by_sigstop_damps_on_waking_and_stays_damped(policy):
 
 
 @pytest.mark.slow
-def test_second_commander_refused_by_node_and_ignored_by_robot(policy):
-    dom = domain(3)
+def test_second_commander_refused_by_node_and_ignored_by_robot(g1_policy):
+    dom = domain()
     robot = virtual_g1(dom, "--hang")
     node = None
     try:
@@ -238,7 +229,7 @@ def test_second_commander_refused_by_node_and_ignored_by_robot(policy):
                 time.sleep(0.002)
             zero = encode_lowcmd(MotorCommand.zero_torque(), state.mode_machine)
             write_raw(other, zero)  # the robot now obeys this writer
-            node = g1_node(policy, dom)
+            node = g1_node(g1_policy, dom)
             end = time.monotonic() + 30
             while node.popen.poll() is None and time.monotonic() < end:
                 write_raw(other, zero)
@@ -266,12 +257,12 @@ def test_second_commander_refused_by_node_and_ignored_by_robot(policy):
 
 
 @pytest.mark.slow
-def test_second_commander_while_running_damps_the_node_naming_it(policy):
-    dom = domain(6)
+def test_second_commander_while_running_damps_the_node_naming_it(g1_policy):
+    dom = domain()
     robot = virtual_g1(dom, "--hang")
     node = None
     try:
-        node = g1_node(policy, dom)
+        node = g1_node(g1_policy, dom)
         node.wait_for("MOVE_TO_DEFAULT -> HOLD", 30)
         with DdsParticipant(dom) as dds:
             rogue = dds.writer(LOWCMD_TOPIC, LowCmd_, stream_qos(reliable=False))
@@ -297,16 +288,16 @@ def test_second_commander_while_running_damps_the_node_naming_it(policy):
 
 
 @pytest.mark.slow
-def test_robot_in_another_mode_trips_the_node(policy):
+def test_robot_in_another_mode_trips_the_node(g1_policy):
     """States with another mode_machine (valid crc, advancing tick) reach the node."""
-    dom = domain(4)
+    dom = domain()
     robot = virtual_g1(dom, "--hang")
     node = None
     try:
         with DdsParticipant(dom) as dds:
             states = dds.reader(LOWSTATE_TOPIC, LowState_, stream_qos(reliable=False, depth=4))
             forged = dds.writer(LOWSTATE_TOPIC, LowState_, stream_qos(reliable=False))
-            node = g1_node(policy, dom)
+            node = g1_node(g1_policy, dom)
             node.wait_for("MOVE_TO_DEFAULT -> HOLD", 30)
             from simreal.deploy.dds.crc import LOWSTATE_CDR, record_crc
 
@@ -327,7 +318,7 @@ def test_robot_in_another_mode_trips_the_node(policy):
 
 @pytest.mark.slow
 def test_robot_drops_a_command_for_another_mode_machine():
-    dom = domain(5)
+    dom = domain()
     robot = virtual_g1(dom, "--hang")
     try:
         with DdsParticipant(dom) as dds:
@@ -345,9 +336,9 @@ def test_robot_drops_a_command_for_another_mode_machine():
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("args", "message"), BAD_DEPLOY_ARGUMENTS)
-def test_bad_deploy_arguments_are_refused_before_dds(policy, args, message):
+def test_bad_deploy_arguments_are_refused_before_dds(g1_policy, args, message):
     run = subprocess.run(
-        [sys.executable, "-m", "simreal", "deploy", str(policy), "--robot", "g1", *args],
+        [sys.executable, "-m", "simreal", "deploy", str(g1_policy), "--robot", "g1", *args],
         capture_output=True,
         text=True,
         timeout=120,

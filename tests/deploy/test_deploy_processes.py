@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from _g1_policy import export_g1_policy
-from _procs import Proc, g1_node, terminal, virtual_g1
+from _procs import Proc, domain, g1_node, terminal, virtual_g1
 from _repo import REPO
 
 from simreal import cli
@@ -38,10 +38,6 @@ RT = ("--rt-priority", "10")
 busy machine does not stall them into the watchdogs while the robot stands free."""
 
 
-def domain(k: int) -> int:
-    return 1 + (os.getpid() * 11 + k) % 230
-
-
 def send_until(writer, text: str, proc: Proc, pattern: str, timeout_s: float = 20) -> str:
     """Publish an operator command until the node's output shows it took effect."""
     end = time.monotonic() + timeout_s
@@ -58,7 +54,7 @@ def test_estop_key_in_the_deploy_terminal(tmp_path):
     """Space in the node's terminal (a real pty) sends it to damping; the terminal's
     settings come back when the node exits."""
     policy = export_g1_policy(tmp_path / "g1.onnx")
-    dom = domain(1)
+    dom = domain()
     with terminal() as (master, slave):
         saved = termios.tcgetattr(slave)
         robot = virtual_g1(dom, "--band", duration_s=90)
@@ -85,7 +81,7 @@ def test_a_recurrent_policy_drives_the_virtual_robot_over_dds(tmp_path):
     """A policy with memory (ONNX inputs obs and h) loads in the node, runs from the
     start command until the robot goes away, and the node damps as for any policy."""
     policy = export_g1_policy(tmp_path / "g1.onnx", memory_size=16)
-    dom = domain(4)
+    dom = domain()
     robot = virtual_g1(dom, "--band", duration_s=90)
     node = None
     try:
@@ -108,7 +104,7 @@ def test_ros2_transport_over_cyclonedds():
     """`deploy --transport ros2` drives a robot that speaks ROS 2 (rt/joint_states,
     rt/imu in; rt/joint_commands out; std_msgs/String lifecycle state), here the virtual
     G1 behind ROS 2 topics; lifecycle words activate it, losing the robot damps it."""
-    dom = domain(2)
+    dom = domain()
     robot = Proc("sim-robot", "g1", "--band", "--interface", "ros2", "--domain", str(dom),
                  "--duration", "90")  # fmt: skip
     node = None
@@ -146,7 +142,7 @@ def test_trained_policy_stands_under_pushes_and_its_log_replays(tmp_path):
     simulated time standing free under the policy with torso pushes of PUSH_N every
     PUSH_EVERY_S, alternately backward and forward (three pushes in those 10 s).
     Then the robot goes away (the node damps) and the node's log is read back."""
-    dom = domain(3)
+    dom = domain()
     log_dir = tmp_path / "log"
     robot = virtual_g1(
         dom, "--band", "--band-release", "4", "--push-force", str(PUSH_N),

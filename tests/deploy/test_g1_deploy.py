@@ -6,7 +6,6 @@ The node's watchdog runs at 200 ms here, not the default 50 ms: on a busy 2-core
 machine either process can be descheduled for 100 ms and more (seen: 105 ms in the node,
 318 ms in the virtual robot), which trips a 50 ms watchdog as it should on a robot."""
 
-import os
 import re
 import signal
 import time
@@ -14,7 +13,7 @@ import time
 import numpy as np
 import pytest
 from _g1_policy import export_g1_policy
-from _procs import g1_node, virtual_g1
+from _procs import domain, g1_node, virtual_g1
 
 from simreal import cli
 from simreal.deploy.dds import DdsParticipant, crc_ok, stream_qos
@@ -41,16 +40,6 @@ from simreal.tasks.rotations import projected_gravity
 KP = np.array([ACTUATORS[n].kp for n in JOINT_NAMES])
 KD = np.array([ACTUATORS[n].kd for n in JOINT_NAMES])
 ELBOW = JOINT_NAMES.index("left_elbow_joint")
-
-
-def domain(k: int) -> int:
-    """A DDS domain per test and per run, so concurrent runs never see each other."""
-    return 1 + (os.getpid() * 5 + k) % 230
-
-
-@pytest.fixture(scope="module")
-def g1_policy(tmp_path_factory):
-    return export_g1_policy(tmp_path_factory.mktemp("policy") / "g1.onnx")
 
 
 # In-process: state machine, safety, messages, overlay, simulation.
@@ -262,7 +251,7 @@ def test_policy_for_another_joint_order_is_refused(g1_policy, tmp_path, capsys):
     with pytest.raises(PolicyMismatchError) as err:
         load_g1_policy(bad)
     assert set(err.value.differences) == {"joint_names"}
-    assert cli.main(["deploy", str(bad), "--robot", "g1", "--domain", str(domain(9))]) == 2
+    assert cli.main(["deploy", str(bad), "--robot", "g1", "--domain", str(domain())]) == 2
     assert "joint_names" in capsys.readouterr().err
     assert load_g1_policy(g1_policy).metadata.n_obs == 93
 
@@ -281,7 +270,7 @@ def take_states(reader, n: int, timeout_s: float) -> list[LowState_]:
 
 @pytest.mark.slow
 def test_virtual_robot_publishes_state_and_drops_bad_crc():
-    dom = domain(1)
+    dom = domain()
     robot = virtual_g1(dom, "--hang", duration_s=40)
     try:
         with DdsParticipant(dom) as dds:
@@ -323,7 +312,7 @@ def test_virtual_robot_publishes_state_and_drops_bad_crc():
 
 @pytest.mark.slow
 def test_start_up_to_hold_then_watchdog_on_robot_loss(g1_policy):
-    dom = domain(2)
+    dom = domain()
     robot = virtual_g1(dom, "--band")
     node = None
     try:
@@ -347,7 +336,7 @@ def test_start_up_to_hold_then_watchdog_on_robot_loss(g1_policy):
 
 @pytest.mark.slow
 def test_virtual_robot_damps_when_the_node_dies(g1_policy):
-    dom = domain(3)
+    dom = domain()
     robot = virtual_g1(dom, "--band")
     node = None
     try:
