@@ -63,7 +63,7 @@ G1 datasheet values, which are not public)."""
 ROBOT_PHYSICS_HZ = 2000.0
 """--dds: the hidden robot's own physics rate (4 substeps per 2 ms tick)."""
 HELD_OUT = {"amplitude": 0.12, "chirp_s": 2.0, "chirp_hz": (0.5, 3.5), "hold_s": 0.3}
-"""The held-out excitation (as in tests/test_calibration_loop.py)."""
+"""The held-out excitation (as in tests/calibration/test_calibration_loop.py)."""
 FIELDS = ("kp_scale", "kd_scale", "armature", "friction_coulomb", "friction_viscous")
 
 

@@ -44,8 +44,9 @@ step scale_g1_pull_cuda $py bench/scale.py --training --task g1-pull --device cu
 step scale_g1_pull_cuda_2048 $py bench/scale.py --training --task g1-pull --device cuda \
   --threads 16 --groups 1 2 --envs-per-thread 128 --iterations 3 \
   --json "$OUT/scale_g1_pull_cuda_2048.json"
-step tests $py -m pytest -q -p no:cacheprovider tests/test_overlap.py \
-  tests/test_policies.py tests/test_distributed.py -k "device or stack or placement or gpu or overlap or groups or chains"
+step tests $py -m pytest -q -p no:cacheprovider tests/tasks/test_overlap.py \
+  tests/policies/test_policies.py tests/policies/test_ppo_update.py tests/policies/test_runner.py \
+  tests/policies/test_distributed.py -k "device or stack or placement or gpu or overlap or groups or chains"
 step engine_overhead_g1_force $py bench/engine_overhead.py --task g1-force --envs 1024 \
   --steps 100 --rounds 3
 step engine_overhead_g1_force_groups2 $py bench/engine_overhead.py --task g1-force \

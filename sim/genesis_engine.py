@@ -20,7 +20,7 @@ next step. Per-simulation model fields (SUPPORTED_FIELDS) are numpy arrays pushe
 `commit_model`; friction is per body (Genesis scales each geom's friction by a ratio:
 the body's first collision geom sets the ratio of all of its geoms, sliding only).
 
-Differences from MuJoCo that the agreement tests bound (tests/test_engine_agreement.py):
+Differences from MuJoCo that the agreement tests bound (tests/sim/test_engine_agreement.py):
 Genesis integrates in float32 (PRECISION) with its own contact solver.
 """
 

@@ -21,7 +21,7 @@ and inertia (never inertia from shapes), no damping, no sleeping, no velocity cl
 MuJoCo's actuator dynamics and activation update (actearly included) in numpy, and
 PyBullet's semi-implicit Euler, like MuJoCo's default integrator. In contact-free
 flight of the Crazyflie the two engines agree to AGREEMENT_POSITION_M and
-AGREEMENT_ATTITUDE_DEG over 2 s of an open-loop manoeuvre (tests/test_pybullet_engine.py;
+AGREEMENT_ATTITUDE_DEG over 2 s of an open-loop manoeuvre (tests/sim/test_pybullet_engine.py;
 measured 2e-14 m and 1e-12 degrees, rounding error). That holds for any body whose
 centre of mass is its body origin; with an offset one, MuJoCo integrates the velocity of
 the origin and PyBullet that of the centre of mass, and the two differ by O(dt).

@@ -2,7 +2,7 @@
 participant, each with the words its error must contain.
 
 One list for the two places that check them, so that they check the same values: the
-fault bench (bench/faults.py) reports each as a table row, and tests/test_deploy_faults.py
+fault bench (bench/faults.py) reports each as a table row, and tests/deploy/test_deploy_faults.py
 asserts each (exit 2, the value named, no traceback).
 """
 

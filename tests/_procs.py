@@ -1,6 +1,7 @@
 """Child processes for the cross-process deploy tests: `python -m simreal ...` with its
 output lines collected by a thread, waited for by pattern (every wait bounded)."""
 
+import itertools
 import os
 import pty
 from collections.abc import Iterator
@@ -17,6 +18,16 @@ class Proc(SimrealChild):
         if line is None:
             raise AssertionError(f"no line matching {pattern!r}; output so far: {self.seen}")
         return line
+
+
+_DOMAINS = itertools.count()
+
+
+def domain() -> int:
+    """A DDS domain for one test: a new one at every call in this run, so that a process
+    one test left behind never talks to the next, and, offset by the pid, most likely not
+    one another run on the machine is using (CycloneDDS takes 0-232)."""
+    return 1 + (os.getpid() * 7 + next(_DOMAINS)) % 230
 
 
 STATE_TIMEOUT_MS = 200

@@ -29,7 +29,7 @@ if os.environ.get("CI"):
 else:
     rclpy = pytest.importorskip("rclpy", reason="needs the ros2 extra: pip install -e '.[ros2]'")
 
-from _procs import Proc, g1_node, virtual_g1
+from _procs import Proc, domain, g1_node, virtual_g1
 from geometry_msgs.msg import Twist
 from nav_msgs.msg import Odometry
 from rcl_interfaces.srv import GetParameters
@@ -57,10 +57,6 @@ the command, so this is about 2 s of simulated walking after the band lets go.""
 START_S = 180.0
 """Bound on starting a process or seeing it in the graph: a loaded 2-core machine takes
 tens of seconds to import and load a policy."""
-
-
-def domain(k: int) -> int:
-    return 1 + (os.getpid() * 13 + k) % 230
 
 
 def udp_addresses(pid: int) -> list[str]:
@@ -281,7 +277,7 @@ def test_without_rclpy_the_node_falls_back_to_cyclonedds_naming_the_extra(monkey
     assert "--ros-args need rclpy" in err and "pip install 'simreal[ros2]'" in err
     code = cli.main(
         ["deploy", str(WALK), "--robot", "g1", "--transport", "ros2", "--duration", "0.3",
-         "--domain", str(domain(9))]
+         "--domain", str(domain())]
     )  # fmt: skip
     out, err = capsys.readouterr()
     assert code == 0, err
@@ -332,7 +328,7 @@ def test_fastdds_profile_keeps_rclpy_on_loopback():
         "print('up', flush=True); time.sleep(60)\n"
     )
     child = subprocess.Popen(
-        [sys.executable, "-c", code, str(domain(8))], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", code, str(domain())], stdout=subprocess.PIPE, text=True
     )
     try:
         ready, _, _ = select.select([child.stdout], [], [], START_S)
@@ -350,7 +346,7 @@ def test_rclpy_node_walks_the_robot_on_cmd_vel_and_damps_when_it_stops():
     an rclpy node there sees it in the graph, the robot's 29 joint states, its state go
     active; Twist on /cmd_vel walks the robot forward (ground truth on /sim/odom); when
     the robot stops, the node's state goes to damping."""
-    dom = domain(1)
+    dom = domain()
     robot = virtual_g1(dom, "--interface", "ros2", "--band", "--band-release", "4",
                        duration_s=400)  # fmt: skip
     node: Proc | None = None
@@ -393,7 +389,7 @@ def test_rclpy_node_runs_under_a_namespace_with_ros_args():
     /g1/simreal_policy at 250 Hz (its parameter service says so), drives the robot on
     the remapped /joint_states, /imu, /joint_commands, and publishes its state on
     /g1/simreal_policy/state."""
-    dom = domain(2)
+    dom = domain()
     robot = virtual_g1(dom, "--interface", "ros2", "--band", duration_s=400)
     node: Proc | None = None
     try:
