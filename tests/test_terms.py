@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 from simreal.config import ConfigError, from_plain
+from simreal.tasks.g1 import G1Config, G1Env
+from simreal.tasks.g1.terminations import fall
 from simreal.tasks.lane_keep import LaneKeepConfig
 from simreal.tasks.quad_hover import QuadHoverConfig, QuadHoverEnv
 from simreal.tasks.quad_hover.observations import POLICY_OBSERVATION, HoverReading
@@ -13,6 +15,7 @@ from simreal.tasks.quad_hover.rewards import hover
 from simreal.tasks.quad_swarm import QuadSwarmConfig, QuadSwarmEnv
 from simreal.tasks.quad_swarm.rewards import progress_term
 from simreal.tasks.terms import (
+    EventTerm,
     ObservationTerm,
     RewardTerm,
     check_weights,
@@ -142,3 +145,43 @@ def test_an_environments_observation_is_its_terms_in_order():
     by_term = np.concatenate([term.func(reading) for term in env.policy_terms], axis=1)
     np.testing.assert_array_equal(obs, by_term.astype(np.float32))
     np.testing.assert_array_equal(critic[:, : obs.shape[1]], obs)
+
+
+def test_an_event_with_an_unknown_mode_is_refused_naming_it_and_the_modes():
+    with pytest.raises(ValueError, match=r"'push'.*'sometimes'.*startup"):
+        EventTerm("push", lambda env, ids: None, "sometimes")
+
+
+def test_events_run_in_their_order_per_mode_and_randomization_only_when_randomizing():
+    env = QuadHoverEnv(QuadHoverConfig(), num_envs=2, seed=0)
+    calls = []
+
+    def record(env, arg, tag):
+        calls.append((tag, np.asarray(arg).tolist()))
+
+    env.event_terms = (
+        EventTerm("b", record, "reset", params={"tag": "b"}),
+        EventTerm("dr", record, "reset", params={"tag": "dr"}, randomization=True),
+        EventTerm("a", record, "reset", params={"tag": "a"}),
+        EventTerm("tick", record, "interval", params={"tag": "tick"}),
+    )
+    env.randomize = False
+    env.reset()
+    assert calls == [("b", [0, 1]), ("a", [0, 1])]
+    calls.clear()
+    env.randomize = True
+    env.step(np.zeros((2, 4), dtype=np.float32))
+    assert calls == [("tick", [0.0, 0.0])]  # before physics, at the episode times
+    calls.clear()
+    env._reset_sims(np.array([1]))
+    assert calls == [("b", [1]), ("dr", [1]), ("a", [1])]
+
+
+def test_a_g1_episode_ends_where_its_fall_term_is_true_and_the_metrics_see_it():
+    env = G1Env(G1Config(evaluation=True), num_envs=2, seed=0)
+    env.reset()
+    env.engine.qpos[0, 2] = 0.2  # sim 0's pelvis near the floor
+    env.check_terminations()
+    np.testing.assert_array_equal(env.terminations["fall"], fall(env))
+    np.testing.assert_array_equal(env.terminated(), [True, False])
+    assert env.fell is env.terminations["fall"]

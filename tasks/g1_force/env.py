@@ -12,10 +12,17 @@ import numpy as np
 from simreal.robots.g1.mjcf import COM_SENSOR, LOAD_BODIES, load_point_sensor
 from simreal.tasks.curriculum import checkpoint_state, restore_state
 from simreal.tasks.g1.env import G1Env
+from simreal.tasks.g1.terminations import TERMINATIONS
 from simreal.tasks.g1_force import rewards
 from simreal.tasks.g1_force.config import G1ForceConfig
 from simreal.tasks.g1_force.forces import ForceSchedule, sustained_directions
-from simreal.tasks.terms import ObservationTerm, first_columns, layout, observe
+from simreal.tasks.terms import (
+    ObservationTerm,
+    TerminationTerm,
+    first_columns,
+    layout,
+    observe,
+)
 
 TORSO_FORCE_ORACLE = ObservationTerm(
     "torso_force_oracle", 3, lambda env: env.to_heading(env.external_force)[:, 0]
@@ -82,6 +89,14 @@ shifted body ask of the ankles together, which they feel as one torque. A target
 `actor_estimates_cop`."""
 
 
+def hold_drift(env) -> np.ndarray:
+    """(N,) bool: with `forces.hold_drift_ends_episode`, training episodes whose pelvis
+    left a torso hold by more than `forces.fail_on_hold_drift_m` (`drifted_from_hold`)."""
+    if not env.cfg.forces.hold_drift_ends_episode:
+        return np.zeros(env.num_envs, dtype=bool)
+    return env.drifted_from_hold()
+
+
 def estimated_terms(cfg: G1ForceConfig) -> tuple[ObservationTerm, ...]:
     """The privileged quantities the actor estimates under `cfg`."""
     chosen = (
@@ -97,6 +112,7 @@ class G1ForceEnv(G1Env):
     simulation (max_push_resisted_n)."""
 
     reward_terms = rewards.REWARDS
+    termination_terms = (*TERMINATIONS, TerminationTerm("hold_drift", hold_drift))
     metric_reductions: ClassVar[dict[str, str]] = {
         **G1Env.metric_reductions,
         "max_sustained_push_backward_n": "max",
@@ -277,12 +293,6 @@ class G1ForceEnv(G1Env):
         if self.cfg.evaluation or limit <= 0:
             return np.zeros(self.num_envs, dtype=bool)
         return self.hold_drift_m > limit
-
-    def terminated(self) -> np.ndarray:
-        ended = super().terminated()
-        if self.cfg.forces.hold_drift_ends_episode:
-            ended |= self.drifted_from_hold()
-        return ended
 
     def evaluation_conditions(self) -> dict:
         return {**super().evaluation_conditions(), "push_frame": self.cfg.eval_push.frame}

@@ -15,6 +15,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from simreal.tasks.g1.events import EVENTS
 from simreal.tasks.g1.walking_env import G1GaitEnv
 from simreal.tasks.g1.walking_terms import GaitReading
 from simreal.tasks.g1_walk import rewards
@@ -26,7 +27,7 @@ from simreal.tasks.g1_walk.observations import (
 )
 from simreal.tasks.g1_walk.terrain import HeightField
 from simreal.tasks.rotations import quat_from_axis_angle
-from simreal.tasks.terms import observe
+from simreal.tasks.terms import EventTerm, observe
 
 UP = np.array([0.0, 0.0, 1.0])
 SPAWN_CLEARANCE_M = 0.005
@@ -50,10 +51,24 @@ def draw_commands(rng: np.random.Generator, n: int, cfg: WalkCommandConfig) -> n
     return command
 
 
+def push_test(env, t: np.ndarray) -> None:
+    """The evaluation push test's one push per episode, at push_at_s, in a random
+    direction (nothing outside the push test)."""
+    if not (env.cfg.evaluation and env.cfg.eval_walk.push_test):
+        return
+    due = np.flatnonzero(~env.pushed & (t >= env.cfg.eval_walk.push_at_s))
+    if due.size:
+        angle = env.rng.uniform(-np.pi, np.pi, due.size)
+        kick = env.push_m_s[due, None] * np.stack([np.cos(angle), np.sin(angle)], axis=1)
+        env.engine.qvel[due, 0:2] += kick
+        env.pushed[due] = True
+
+
 class G1WalkEnv(G1GaitEnv):
     policy_terms = WALK_POLICY_TERMS
     critic_observation_layout = WALK_CRITIC_OBSERVATION
     reward_terms = rewards.REWARDS
+    event_terms = (EventTerm("push_test", push_test, "interval"), *EVENTS)
     walking_rule = "planar"
     metric_reductions: ClassVar[dict[str, str]] = {
         **G1GaitEnv.metric_reductions,
@@ -165,21 +180,9 @@ class G1WalkEnv(G1GaitEnv):
         self.next_command_s[ids] = t + self.rng.uniform(*c.hold_s, ids.size)
 
     def simulate(self) -> None:
-        if self.cfg.evaluation and self.cfg.eval_walk.push_test:
-            self._push_test()
         super().simulate()
         if self.heightfield is not None:
             self._wrap_to_middle_tile()
-
-    def _push_test(self) -> None:
-        """The push test's one push per episode, at push_at_s, in a random direction."""
-        t = self.episode_step * self.control_dt
-        due = np.flatnonzero(~self.pushed & (t >= self.cfg.eval_walk.push_at_s))
-        if due.size:
-            angle = self.rng.uniform(-np.pi, np.pi, due.size)
-            kick = self.push_m_s[due, None] * np.stack([np.cos(angle), np.sin(angle)], axis=1)
-            self.engine.qvel[due, 0:2] += kick
-            self.pushed[due] = True
 
     def after_step(self) -> None:
         """Count this step's tracking errors (past the settling time of the command), then
