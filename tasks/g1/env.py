@@ -4,11 +4,14 @@ falls; `g1-force` adds random external forces, `g1-pull` a towed load.
 
 Actions are PD targets: q_target = default + action_scale * action through the model's
 position actuators at 50 Hz over 200 Hz physics (`actuation.py`; MuJoCo's own delayed
-actuators with `task.actuation=native`, `native_actuation.py`). The parts: what the robot
-measures and where its links are (`sensing.py`), the calibration overlay
-(`calibration.py`), domain randomization and pushes (`randomization.py`). A task's
-external forces act on the torso and both hands (`apply_external_forces`), and the FAT2
-reward asks the robot to lean into them.
+actuators with `task.actuation=native`, `native_actuation.py`). The other parts: what
+the robot measures and where its links are (`sensing.py`), what is read once from the
+model (`model.py`), the calibration overlay (`calibration.py`), domain randomization and
+pushes (`randomization.py`). The G1's terms: observations, rewards, terminations (falls)
+and events (`events.py`: calibration at startup; randomization, the task's loads and the
+push schedule at resets; external forces and pushes before physics). A task's external
+forces act on the torso and both hands (`apply_external_forces`), and the FAT2 reward
+asks the robot to lean into them.
 """
 
 from __future__ import annotations
@@ -18,15 +21,15 @@ from typing import ClassVar
 import mujoco
 import numpy as np
 
-from simreal.robots.g1 import ACTUATORS, DEFAULT_JOINT_POS, FEET, JOINT_NAMES, JOINTS, build_mjcf
+from simreal.robots.g1 import JOINT_NAMES, build_mjcf
 from simreal.robots.g1.contacts import SelfPenetration
-from simreal.robots.g1.mjcf import LOAD_BODIES
 from simreal.tasks.env import TaskEnv
 from simreal.tasks.g1 import native_actuation, randomization, rewards
 from simreal.tasks.g1.actuation import G1Actuation
 from simreal.tasks.g1.calibration import read_calibration
 from simreal.tasks.g1.config import G1Config
 from simreal.tasks.g1.events import EVENTS
+from simreal.tasks.g1.model import read_model
 from simreal.tasks.g1.observations import (
     POLICY_OBSERVATION,
     POLICY_TERMS,
@@ -34,11 +37,9 @@ from simreal.tasks.g1.observations import (
     PRIVILEGED_TERMS,
     G1Reading,
 )
-from simreal.tasks.g1.sensing import ROBOT_QPOS, ROBOT_QVEL, G1Sensing
+from simreal.tasks.g1.sensing import ROBOT_QPOS, G1Sensing
 from simreal.tasks.g1.terminations import TERMINATIONS
 from simreal.tasks.terms import noise_scale, observe
-
-__all__ = ["ACTION_GROUPS", "G1_ACTION_CLIP", "ROBOT_QPOS", "ROBOT_QVEL", "G1Env"]
 
 ACTION_GROUPS: dict[str, tuple[int, ...]] = {
     "lower": tuple(range(0, 12)),
@@ -47,27 +48,11 @@ ACTION_GROUPS: dict[str, tuple[int, ...]] = {
 }
 """Decoupled-body actor groups, indices in SDK order: legs, waist, arms."""
 
-SOFT_LIMIT_FRACTION = 0.9
-
 G1_ACTION_CLIP = 5.0
 """Actions may reach +-5: with action scale 0.25 x torque limit / kp, |a| = 4 asks for the
 full torque from the default pose. At +-1 (the generic clip) an ankle could lean on at
 most a quarter of its torque and a hip could swing 0.2 rad, too little to step or to lean
 into a large load. As in legged_gym and mjlab, the Gaussian mean is otherwise unbounded."""
-
-_NOMINAL_FIELDS = (
-    "body_mass",
-    "body_inertia",
-    "body_ipos",
-    "geom_friction",
-    "actuator_gainprm",
-    "actuator_biasprm",
-    "actuator_forcerange",
-    "dof_armature",
-    "dof_frictionloss",
-    "dof_damping",
-)
-"""The model fields randomization and calibration rewrite, kept at their nominal values."""
 
 
 class G1Env(G1Sensing, G1Actuation, TaskEnv):
@@ -195,42 +180,9 @@ class G1Env(G1Sensing, G1Actuation, TaskEnv):
         return None
 
     def _read_model(self, model: mujoco.MjModel) -> None:
-        """Ids, nominal model fields, PD tables and the FAT2 reference geometry."""
-        pelvis = model.body("pelvis").id
-        self.robot_body = model.body_rootid == pelvis
-        """(nbody,) bool: the G1's own bodies (the ones link-mass randomization scales)."""
-        self.force_body_ids = np.array([model.body(n).id for n in LOAD_BODIES])
-        self.friction_geom_ids = np.array(
-            [model.geom("floor").id, *(model.geom(g).id for g in FEET.values())]
-        )
-        self.torso_id = int(model.body("torso_link").id)
-        self.joint_dof_ids = np.array([model.jnt_dofadr[model.joint(n).id] for n in JOINT_NAMES])
-        self.history_columns = native_actuation.history_value_columns(model)
-        """(29, nsample) columns of MuJoCo's `history` holding each joint actuator's ctrl
-        samples (native motors; empty where the actuators keep no history)."""
-        self.nominal = {name: getattr(model, name).copy() for name in _NOMINAL_FIELDS}
-        acts = [ACTUATORS[n] for n in JOINT_NAMES]
-        self.default_joint_pos = np.asarray(DEFAULT_JOINT_POS)
-        self.action_scale = np.array([a.action_scale for a in acts])
-        self.kp = np.array([a.kp for a in acts])
-        self.kd = np.array([a.kd for a in acts])
-        self.torque_limit = np.array([a.torque_limit for a in acts])
-        lower = np.array([JOINTS[n].lower for n in JOINT_NAMES])
-        upper = np.array([JOINTS[n].upper for n in JOINT_NAMES])
-        self.joint_lower, self.joint_upper = lower, upper
-        mid, half = (lower + upper) / 2, (upper - lower) / 2
-        self.soft_lower = mid - SOFT_LIMIT_FRACTION * half
-        self.soft_upper = mid + SOFT_LIMIT_FRACTION * half
-        data = mujoco.MjData(model)
-        mujoco.mj_resetDataKeyframe(model, data, model.key("stand").id)
-        mujoco.mj_forward(model, data)
-        self.stand_qpos = data.qpos.copy()
-        self.stand_height = float(data.qpos[2])
-        com = data.subtree_com[pelvis].copy()
-        origin = np.array([com[0], com[1], 0.0])
-        self.fat2_com = com - origin
-        self.fat2_points = data.xipos[self.force_body_ids] - origin
-        self.mass = float(model.body_subtreemass[pelvis])
+        """Ids, nominal model fields, PD tables and the FAT2 reference geometry
+        (`model.py`); a task reads its scene's own ids after these."""
+        read_model(self, model)
 
     # -- one step ---------------------------------------------------------------------
     def simulate(self) -> None:

@@ -116,5 +116,5 @@ REWARDS: tuple[RewardTerm, ...] = (
     RewardTerm("self_contact", self_contact_term, weight=0.0),
 )
 """The G1's balance and effort terms with their default weights (per second); tasks add
-theirs. `self_contact` is 0 by default (logged, not computed: runs before it was added
-train the same); the g1-walk and g1-force recipes weigh it."""
+theirs. `self_contact` is 0 by default (logged, not computed); the g1-walk and g1-force
+recipes weigh it."""

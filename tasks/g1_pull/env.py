@@ -20,8 +20,8 @@ import numpy as np
 
 from simreal.sim.engine import sensor_view
 from simreal.tasks.curriculum import checkpoint_state, make_curriculum, restore_state
-from simreal.tasks.g1.env import ROBOT_QPOS
 from simreal.tasks.g1.gait import WALKING_SPEED_M_S
+from simreal.tasks.g1.sensing import ROBOT_QPOS
 from simreal.tasks.g1.walking_env import G1GaitEnv
 from simreal.tasks.g1_pull import rewards
 from simreal.tasks.g1_pull.config import CommandConfig, G1PullConfig

@@ -47,5 +47,5 @@ REWARDS: tuple[RewardTerm, ...] = (
     RewardTerm("vertical_speed", vertical_speed_term, weight=-1.0),
     RewardTerm("stand_still", stand_still_term, weight=-0.5),
 )
-"""The G1's terms (with `self_contact`, 0 by default; the headline recipe weighs it:
-results/experiments/g1-walk-recipe), then the walking terms, default weights per second."""
+"""The G1's terms (with `self_contact`, 0 by default; the headline recipe weighs it),
+then the walking terms, default weights per second."""
