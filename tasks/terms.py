@@ -41,7 +41,9 @@ class ObservationTerm:
 @dataclass(frozen=True)
 class RewardTerm:
     """One named reward: `func(env, **params)` returns its (num_envs,) unweighted value
-    from the environment's state, without changing that state.
+    from the environment's state, without changing that state. With `inputs`, `func` is
+    a pure function of the named state instead: `func(*inputs read from env, **params)`
+    (`read_input`), so a pure function needs no adapter to reach the environment.
 
     `weight` is the default weight per second; None leaves the term out of the default
     weights (not computed, not logged) until a config names it.
@@ -51,9 +53,21 @@ class RewardTerm:
     func: Callable[..., np.ndarray]
     weight: float | None = None
     params: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    inputs: tuple[str, ...] = ()
 
     def __call__(self, env: Any) -> np.ndarray:
+        if self.inputs:
+            return self.func(*(read_input(env, name) for name in self.inputs), **self.params)
         return self.func(env, **self.params)
+
+
+def read_input(env: Any, name: str) -> Any:
+    """One input of a term, by name: "cfg.FIELD" the task config's field, else the
+    environment's attribute, called when it is a method (`foot_contact`, `walking`)."""
+    if name.startswith("cfg."):
+        return getattr(env.cfg, name[4:])
+    value = getattr(env, name)
+    return value() if callable(value) else value
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ import pytest
 
 from simreal.config import ConfigError, from_plain
 from simreal.tasks.g1 import G1Config, G1Env
+from simreal.tasks.g1 import rewards as g1_rewards
 from simreal.tasks.g1.terminations import fall
 from simreal.tasks.lane_keep import LaneKeepConfig
 from simreal.tasks.quad_hover import QuadHoverConfig, QuadHoverEnv
@@ -185,3 +186,41 @@ def test_a_g1_episode_ends_where_its_fall_term_is_true_and_the_metrics_see_it():
     np.testing.assert_array_equal(env.terminations["fall"], fall(env))
     np.testing.assert_array_equal(env.terminated(), [True, False])
     assert env.fell is env.terminations["fall"]
+
+
+def test_a_term_with_inputs_reads_attributes_calls_methods_and_reads_config_fields():
+    class Cfg:
+        sigma = 2.0
+
+    class Env:
+        cfg = Cfg()
+        action = np.array([1.0, 3.0])
+
+        def speed(self):
+            return np.array([0.5, 0.25])
+
+    term = RewardTerm(
+        "t",
+        lambda a, s, sigma, k: (a - s) / sigma * k,
+        1.0,
+        {"k": 10.0},
+        ("action", "speed", "cfg.sigma"),
+    )
+    np.testing.assert_allclose(term(Env()), [2.5, 13.75])
+    missing = RewardTerm("m", lambda x: x, 1.0, inputs=("nowhere",))
+    with pytest.raises(AttributeError, match="nowhere"):
+        missing(Env())
+
+
+def test_g1_rewards_with_inputs_equal_the_pure_functions_on_the_env():
+    env = G1Env(G1Config(), num_envs=3, seed=2)
+    env.reset()
+    env.step(np.random.default_rng(0).uniform(-1, 1, (3, 29)).astype(np.float32))
+    terms = {term.name: term for term in env.reward_terms}
+    np.testing.assert_array_equal(
+        terms["torque"](env), g1_rewards.torque(env.joint_torque(), env.torque_limit)
+    )
+    np.testing.assert_array_equal(
+        terms["base_height"](env),
+        g1_rewards.base_height(env.base_height(), env.stand_height, env.cfg.base_height_sigma_m),
+    )
