@@ -4,7 +4,7 @@ angles with the (randomized) gains, commands arrive late by a fraction of physic
 and the motors' torque is clipped at their limits or, with `motor_envelope`, at their
 torque-speed envelope.
 
-The default path (`task.actuation=substep`) writes each physics step's blended command
+The default path (`task.actuation=substeps`) writes each physics step's blended command
 and torque range by hand; `task.actuation=native` hands latency and envelope to MuJoCo's
 own actuators (`native_actuation.py`)."""
 

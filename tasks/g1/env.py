@@ -57,7 +57,7 @@ into a large load. As in legged_gym and mjlab, the Gaussian mean is otherwise un
 
 class G1Env(G1Sensing, G1Actuation, TaskEnv):
     """The G1 on a floor, commanded by joint position targets; the task subclass adds its
-    loads (`apply_external_forces`, `reset_loads`, `episode_metrics`) and may extend the
+    loads (its events, `apply_external_forces`, `episode_metrics`) and may extend the
     scene (`scene_mjcf`)."""
 
     robot = "g1"
@@ -258,10 +258,6 @@ class G1Env(G1Sensing, G1Actuation, TaskEnv):
         """Where new episodes start: edit the rows of `qpos` (len(ids), nq) in place before
         they are written. The G1 stands at the origin of the flat floor; `g1-walk` puts
         it somewhere on its rough ground, facing any way."""
-
-    def reset_loads(self, ids: np.ndarray) -> None:
-        """Start the task's loads for new episodes in simulations `ids` (after the robot's
-        state, model fields and randomization were written)."""
 
     def baseline_policy(self, name: str):
         """`stand`: zero actions, i.e. the PD loop holding the default pose; the floor any

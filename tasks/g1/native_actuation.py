@@ -5,7 +5,7 @@ fields. MuJoCo's delay reads a command only from the physics step after it arriv
 latency under one physics step is written by hand: the first step runs on its own with
 the blend of the old and new targets (`actuation.blend`).
 
-The default (`task.actuation=substep`, `actuation.py`) writes each physics step's command
+The default (`task.actuation=substeps`, `actuation.py`) writes each physics step's command
 and torque range itself; both give the same robot to rounding."""
 
 from __future__ import annotations

@@ -12,11 +12,13 @@ import numpy as np
 from simreal.robots.g1.mjcf import COM_SENSOR, LOAD_BODIES, load_point_sensor
 from simreal.tasks.curriculum import checkpoint_state, restore_state
 from simreal.tasks.g1.env import G1Env
+from simreal.tasks.g1.events import CALIBRATION, EXTERNAL_FORCES, PUSH, PUSH_SCHEDULE, ROBOT
 from simreal.tasks.g1.terminations import TERMINATIONS
 from simreal.tasks.g1_force import rewards
 from simreal.tasks.g1_force.config import G1ForceConfig
 from simreal.tasks.g1_force.forces import ForceSchedule, sustained_directions
 from simreal.tasks.terms import (
+    EventTerm,
     ObservationTerm,
     TerminationTerm,
     first_columns,
@@ -106,12 +108,31 @@ def estimated_terms(cfg: G1ForceConfig) -> tuple[ObservationTerm, ...]:
     return tuple(term for term, on in chosen if on)
 
 
+def start_forces(env, ids: np.ndarray) -> None:
+    """New episodes' forces in simulations `ids`: no torso hold yet, and the force
+    schedule restarted (evaluation: the configured push)."""
+    env.hold_start_xy[ids] = np.nan
+    env.hold_drift_m[ids] = 0.0
+    if env.cfg.evaluation:
+        env.schedule.set_eval_push(env.cfg.eval_push)
+    else:
+        env.schedule.reset(ids)
+
+
 class G1ForceEnv(G1Env):
     """`g1-force`: random forces on torso and hands (ForceSchedule) with a fall-rate
     curriculum on their cap; evaluation pushes the torso backward, harder in each
     simulation (max_push_resisted_n)."""
 
     reward_terms = rewards.REWARDS
+    event_terms = (
+        CALIBRATION,
+        ROBOT,
+        EventTerm("forces", start_forces, "reset"),
+        PUSH_SCHEDULE,
+        EXTERNAL_FORCES,
+        PUSH,
+    )
     termination_terms = (*TERMINATIONS, TerminationTerm("hold_drift", hold_drift))
     metric_reductions: ClassVar[dict[str, str]] = {
         **G1Env.metric_reductions,
@@ -311,11 +332,3 @@ class G1ForceEnv(G1Env):
 
     def restore_curriculum(self, state: dict) -> None:
         restore_state(self.schedule.curriculum, state, "force_cap_n")
-
-    def reset_loads(self, ids: np.ndarray) -> None:
-        self.hold_start_xy[ids] = np.nan
-        self.hold_drift_m[ids] = 0.0
-        if self.cfg.evaluation:
-            self.schedule.set_eval_push(self.cfg.eval_push)
-        else:
-            self.schedule.reset(ids)

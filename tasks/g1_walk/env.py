@@ -15,7 +15,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from simreal.tasks.g1.events import EVENTS
+from simreal.tasks.g1.events import CALIBRATION, PUSH, PUSH_SCHEDULE, ROBOT
 from simreal.tasks.g1.walking_env import G1GaitEnv
 from simreal.tasks.g1.walking_terms import GaitReading
 from simreal.tasks.g1_walk import rewards
@@ -64,11 +64,32 @@ def push_test(env, t: np.ndarray) -> None:
         env.pushed[due] = True
 
 
+def start_commands(env, ids: np.ndarray) -> None:
+    """New episodes start with a fresh command, their tracking sums cleared (and, under
+    the push test, their push magnitude: simulation i of N at max_push_m_s * i / (N - 1))."""
+    env._new_commands(ids, np.zeros(ids.size))
+    env.lin_vel_sq_error[ids] = 0.0
+    env.yaw_rate_sq_error[ids] = 0.0
+    env.tracked_steps[ids] = 0.0
+    env.pushed[ids] = False
+    if env.cfg.evaluation and env.cfg.eval_walk.push_test:
+        env.push_m_s[ids] = env.cfg.eval_walk.max_push_m_s * ids / max(env.num_envs - 1, 1)
+    else:
+        env.push_m_s[ids] = 0.0
+
+
 class G1WalkEnv(G1GaitEnv):
     policy_terms = WALK_POLICY_TERMS
     critic_observation_layout = WALK_CRITIC_OBSERVATION
     reward_terms = rewards.REWARDS
-    event_terms = (EventTerm("push_test", push_test, "interval"), *EVENTS)
+    event_terms = (
+        EventTerm("push_test", push_test, "interval"),
+        CALIBRATION,
+        ROBOT,
+        EventTerm("command", start_commands, "reset"),
+        PUSH_SCHEDULE,
+        PUSH,
+    )
     walking_rule = "planar"
     metric_reductions: ClassVar[dict[str, str]] = {
         **G1GaitEnv.metric_reductions,
@@ -161,18 +182,6 @@ class G1WalkEnv(G1GaitEnv):
             self.foot_pos[rows, :, 0:2] += shift[rows, None, :]
 
     # -- commands, pushes, metrics ------------------------------------------------------
-    def reset_loads(self, ids: np.ndarray) -> None:
-        """New episodes start with a fresh command (and, under the push test, their push)."""
-        self._new_commands(ids, np.zeros(ids.size))
-        self.lin_vel_sq_error[ids] = 0.0
-        self.yaw_rate_sq_error[ids] = 0.0
-        self.tracked_steps[ids] = 0.0
-        self.pushed[ids] = False
-        if self.cfg.evaluation and self.cfg.eval_walk.push_test:
-            self.push_m_s[ids] = self.cfg.eval_walk.max_push_m_s * ids / max(self.num_envs - 1, 1)
-        else:
-            self.push_m_s[ids] = 0.0
-
     def _new_commands(self, ids: np.ndarray, t: np.ndarray) -> None:
         c = self.cfg.command
         self.command[ids] = draw_commands(self.rng, ids.size, c)
