@@ -1,9 +1,10 @@
 """The batched task environment: episode bookkeeping shared by every task.
 
-A task subclass supplies the model, how actions become controls, its observation and
-reward terms (`terms.py`: declared once, as data), terminations, a post-step hook for
-its metrics (`after_step`) and resets; this base class steps the engine, weights, sums
-and logs rewards per term, resets finished or diverged simulations by writing state,
+A task subclass supplies the model, how actions become controls, its observation,
+reward, termination and event terms (`terms.py`: declared once, as data), a post-step
+hook for its metrics (`after_step`) and its initial state (`reset_state`); this base
+class steps the engine, runs the events, weights, sums and logs rewards per term,
+evaluates the terminations, resets finished or diverged simulations by writing state,
 and hands PPO plain (num_envs, ...) float32 arrays.
 
 One step, in order: actions, interval events, physics, rewards (pure functions of the
