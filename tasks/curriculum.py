@@ -71,7 +71,7 @@ class PerSimulationCurriculum:
     A level drifts to where the failure rate p balances the steps, p * down = (1 - p) * up,
     so the levels settle where a share `failure_share` of episodes fail: with the symmetric
     steps of the default (0.5) they train where the robot fails every other episode, and
-    the mean level reads as a load it cannot stand (results/experiments/g1-force-falls).
+    the mean level reads as a load it cannot stand.
     A smaller share steps down by step * (1 - share) / share after a failure."""
 
     def __init__(

@@ -1,14 +1,19 @@
 """The batched task environment: episode bookkeeping shared by every task.
 
-A task subclass supplies the model, how actions become controls, its observation and
-reward terms (`terms.py`: declared once, as data), terminations, a post-step hook for
-its metrics (`after_step`) and resets; this base class steps the engine, weights, sums
-and logs rewards per term, resets finished or diverged simulations by writing state,
+A task subclass supplies the model, how actions become controls, its observation,
+reward, termination and event terms (`terms.py`: declared once, as data), a post-step
+hook for its metrics (`after_step`) and its initial state (`reset_state`); this base
+class steps the engine, runs the events, weights, sums and logs rewards per term,
+evaluates the terminations, resets finished or diverged simulations by writing state,
 and hands PPO plain (num_envs, ...) float32 arrays.
 
-One step, in order: actions, physics, rewards (pure functions of the new state),
-`after_step` (the task updates its running metrics and any state its next rewards
-difference against), terminations, observations, then resets of the episodes that ended.
+One step, in order: actions, interval events, physics, rewards (pure functions of the
+new state), termination terms (each kept by name in `terminations`), `after_step` (the
+task updates its running metrics and any state its next rewards difference against),
+`terminated()` (by default: any termination term), observations, then resets of the
+episodes that ended: `reset_state` (the initial state), the reset events in the order the
+task lists them, `after_reset`. Startup events run once, when the task's constructor
+says (`run_events("startup", ...)`, once its state exists).
 """
 
 from __future__ import annotations
@@ -23,8 +28,10 @@ import numpy as np
 from simreal.policies.vecenv import StepResult
 from simreal.sim import Engine, EngineError, make_engine
 from simreal.tasks.terms import (
+    EventTerm,
     ObservationTerm,
     RewardTerm,
+    TerminationTerm,
     check_weights,
     layout,
     step_weights,
@@ -45,6 +52,14 @@ class TaskEnv(ABC):
     reward_terms: tuple[RewardTerm, ...]
     """Every reward term the task defines; `cfg.reward_weights` (per second) picks and
     weights them."""
+    termination_terms: tuple[TerminationTerm, ...] = ()
+    """How episodes fail (`terms.py`); a task without terms overrides `terminated()`."""
+    event_terms: tuple[EventTerm, ...] = ()
+    """What is done to the simulations at startup, at resets and every step before physics
+    (`terms.py`), run in this order within each mode."""
+    randomize: bool = False
+    """Whether domain randomization is on (events with `randomization` run only then); a
+    task that randomizes sets it from its config."""
     critic_observation_layout: tuple[tuple[str, int], ...]
     estimate_terms: tuple[ObservationTerm, ...] = ()
     """Privileged quantities for the policy's state estimator to infer from the policy
@@ -104,6 +119,10 @@ class TaskEnv(ABC):
             name: np.zeros(self.num_envs) for name in self.reward_weights()
         }
         self.unstable_resets = 0
+        self.terminations: dict[str, np.ndarray] = {
+            term.name: np.zeros(self.num_envs, dtype=bool) for term in self.termination_terms
+        }
+        """Each termination term's value at the last step, by name."""
 
     @property
     def num_obs(self) -> int:
@@ -151,9 +170,29 @@ class TaskEnv(ABC):
     def observe(self) -> tuple[np.ndarray, np.ndarray]:
         """Policy and critic observations, float32 (num_envs, n)."""
 
-    @abstractmethod
     def terminated(self) -> np.ndarray:
-        """(num_envs,) bool: episodes that failed."""
+        """(num_envs,) bool: episodes that failed: where any termination term was True."""
+        out = np.zeros(self.num_envs, dtype=bool)
+        for value in self.terminations.values():
+            out |= value
+        return out
+
+    def check_terminations(self) -> None:
+        """Evaluate every termination term on the new state, into `terminations`."""
+        for term in self.termination_terms:
+            self.terminations[term.name] = term(self)
+
+    def run_events(self, mode: str, arg: np.ndarray) -> None:
+        """Run the event terms of `mode` in their order (`EventTerm`): `arg` is the
+        simulations' ids (startup, reset) or the episode times (interval)."""
+        for term in self.event_terms:
+            if term.mode == mode and (self.randomize or not term.randomization):
+                term(self, arg)
+
+    def after_reset(self, sim_ids: np.ndarray) -> None:
+        """What follows from a new episode's state and its reset events (the G1's held
+        targets and link poses); nothing by default."""
+        return None
 
     @abstractmethod
     def reset_state(self, sim_ids: np.ndarray) -> None:
@@ -260,9 +299,12 @@ class TaskEnv(ABC):
         self.apply_action(np.clip(action, -self.action_clip, self.action_clip))
 
     def advance(self) -> None:
-        """Physics of one control period (`simulate`). An engine error ends it early; the
-        simulations it left in a bad state are found by `finish_step` and reset."""
+        """The interval events, then physics of one control period (`simulate`). An engine
+        error ends it early; the simulations it left in a bad state are found by
+        `finish_step` and reset."""
         with contextlib.suppress(EngineError):
+            if self.event_terms:
+                self.run_events("interval", self.episode_step * self.control_dt)
             self.simulate()
         self.sim_step += 1
         self.episode_step += 1
@@ -291,6 +333,7 @@ class TaskEnv(ABC):
             self.episode_terms[name] += value
             reward += value
         self.episode_return += reward
+        self.check_terminations()
         self.after_step()
         terminated = self.terminated() | unstable
         time_up = self.sim_step >= self.max_episode_steps
@@ -348,6 +391,8 @@ class TaskEnv(ABC):
 
     def _reset_sims(self, sim_ids: np.ndarray) -> None:
         self.reset_state(sim_ids)
+        self.run_events("reset", sim_ids)
+        self.after_reset(sim_ids)
         self.sim_step[sim_ids] = 0
         a = self.agents_per_sim
         self._clear_agents((sim_ids[:, None] * a + np.arange(a)).ravel())

@@ -1,6 +1,7 @@
-"""Observation and reward terms, declared once as data.
+"""Observation, reward, termination and event terms, declared once as data.
 
-A task lists its terms in one place (its `observations.py` and `rewards.py`); everything
+A task lists its terms in one place (its `observations.py`, `rewards.py`, and where it
+has them `terminations.py` and `events.py`); everything
 that used to repeat a term's name is derived from that list: the observation layout and
 the ONNX `observation_names`, the observation noise, the reward weights a config accepts,
 the per-term reward logs and the weighted sum (`TaskEnv`).
@@ -40,7 +41,9 @@ class ObservationTerm:
 @dataclass(frozen=True)
 class RewardTerm:
     """One named reward: `func(env, **params)` returns its (num_envs,) unweighted value
-    from the environment's state, without changing that state.
+    from the environment's state, without changing that state. With `inputs`, `func` is
+    a pure function of the named state instead: `func(*inputs read from env, **params)`
+    (`read_input`), so a pure function needs no adapter to reach the environment.
 
     `weight` is the default weight per second; None leaves the term out of the default
     weights (not computed, not logged) until a config names it.
@@ -50,9 +53,72 @@ class RewardTerm:
     func: Callable[..., np.ndarray]
     weight: float | None = None
     params: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    inputs: tuple[str, ...] = ()
+
+    def __call__(self, env: Any) -> np.ndarray:
+        if self.inputs:
+            return self.func(*(read_input(env, name) for name in self.inputs), **self.params)
+        return self.func(env, **self.params)
+
+
+def read_input(env: Any, name: str) -> Any:
+    """One input of a term, by name: "cfg.FIELD" the task config's field, else the
+    environment's attribute, called when it is a method (`foot_contact`, `walking`)."""
+    if name.startswith("cfg."):
+        return getattr(env.cfg, name[4:])
+    value = getattr(env, name)
+    return value() if callable(value) else value
+
+
+@dataclass(frozen=True)
+class TerminationTerm:
+    """One named way an episode fails: `func(env, **params)` returns (num_envs,) bool, True
+    where the episode ends now (a fall, a drift out of bounds), without changing the
+    environment's state. `TaskEnv` evaluates every term once per step, after the rewards
+    and before `after_step`, and keeps each result by name (`env.terminations`) for the
+    step's metrics; an episode ends where any term is True. The time limit is not a
+    term: `TaskEnv` truncates at `max_episode_steps`."""
+
+    name: str
+    func: Callable[..., np.ndarray]
+    params: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
     def __call__(self, env: Any) -> np.ndarray:
         return self.func(env, **self.params)
+
+
+EVENT_MODES = ("startup", "reset", "interval")
+
+
+@dataclass(frozen=True)
+class EventTerm:
+    """One named change made to the simulations at a fixed point of their life, in the
+    order the task lists its events:
+
+    - "startup": once, when the environment is built; `func(env, ids, **params)` with
+      every simulation's id (the G1's calibration overlay).
+    - "reset": for simulations starting new episodes, after `reset_state` wrote their
+      initial state; `func(env, ids, **params)` (domain randomization, a task's loads).
+    - "interval": every control step before physics; `func(env, t, **params)` with the
+      episode times t (num_envs,) s, the function choosing which simulations are due
+      (pushes on their own random schedule).
+
+    `randomization` True: a domain randomization, run only where the environment
+    randomizes (`env.randomize`: training with `randomize` on). Events draw from the
+    environment's one generator, so their order is part of a rollout's numbers."""
+
+    name: str
+    func: Callable[..., None]
+    mode: str
+    params: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    randomization: bool = False
+
+    def __post_init__(self) -> None:
+        if self.mode not in EVENT_MODES:
+            raise ValueError(f"EventTerm {self.name!r}: mode {self.mode!r}; one of {EVENT_MODES}")
+
+    def __call__(self, env: Any, arg: np.ndarray) -> None:
+        self.func(env, arg, **self.params)
 
 
 def layout(terms: Iterable[ObservationTerm]) -> tuple[tuple[str, int], ...]:

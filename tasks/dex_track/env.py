@@ -54,7 +54,7 @@ from simreal.tasks.dex_track.observations import (
 from simreal.tasks.dex_track.scene import build_scene
 from simreal.tasks.env import TaskEnv
 from simreal.tasks.rotations import quat_angle
-from simreal.tasks.terms import layout, observe
+from simreal.tasks.terms import TerminationTerm, layout, observe
 
 ACTION_GROUPS: dict[str, tuple[int, ...]] = {
     "wrist": tuple(range(6)),
@@ -100,9 +100,37 @@ def load_references(cfg: DexTrackConfig) -> tuple[StackedReferences, list]:
     return stack(refs), rejected
 
 
+def object_strayed(env) -> np.ndarray:
+    """(N,) bool, training only: the object is farther than `max_object_pos_error` (m) or
+    `max_object_rot_error_deg` from its reference pose."""
+    if env.cfg.evaluation:
+        return np.zeros(env.num_envs, dtype=bool)
+    e = env.errors_now()
+    return (e["object_pos"] > env.cfg.max_object_pos_error) | (
+        e["object_rot"] > np.deg2rad(env.cfg.max_object_rot_error_deg)
+    )
+
+
+def reference_ended(env) -> np.ndarray:
+    """(N,) bool, training only: the reference's last frame was reached. Nothing follows
+    it, so it ends the episode for good: a termination, not a time-out to bootstrap from
+    (the critic never trains on final-phase states, and bootstrapping from them made its
+    values diverge)."""
+    if env.cfg.evaluation:
+        return np.zeros(env.num_envs, dtype=bool)
+    return env.episode_step >= env.max_episode_steps
+
+
+TERMINATIONS = (
+    TerminationTerm("object_strayed", object_strayed),
+    TerminationTerm("reference_ended", reference_ended),
+)
+
+
 class DexTrackEnv(TaskEnv):
     robot = "allegro"
     reward_terms = rewards.REWARDS
+    termination_terms = TERMINATIONS
     action_groups: ClassVar[dict[str, tuple[int, ...]]] = ACTION_GROUPS
     critic_observation_layout: tuple[tuple[str, int], ...]
 
@@ -274,19 +302,6 @@ class DexTrackEnv(TaskEnv):
         self.errors[rows, step, 0] = e["object_pos"]
         self.errors[rows, step, 1] = np.rad2deg(e["object_rot"])
         self.errors[rows, step, 2] = e["fingers"]
-
-    def terminated(self) -> np.ndarray:
-        e = self.errors_now()
-        if self.cfg.evaluation:
-            return np.zeros(self.num_envs, dtype=bool)
-        # The reference's last frame ends the episode for good: nothing follows it, so it
-        # is a termination, not a time-out to bootstrap from (the critic never trains on
-        # final-phase states, and bootstrapping from them made its values diverge).
-        over = self.episode_step >= self.max_episode_steps
-        strayed = (e["object_pos"] > self.cfg.max_object_pos_error) | (
-            e["object_rot"] > np.deg2rad(self.cfg.max_object_rot_error_deg)
-        )
-        return strayed | over
 
     def curriculum_state(self) -> dict[str, float]:
         """The unlocked motion (index into MOTIONS), saved in checkpoints and logged."""

@@ -76,10 +76,6 @@ def tolerance_bonus_term(env) -> np.ndarray:
     return tolerance_bonus(e["object_pos"], e["object_rot"])
 
 
-def action_rate_term(env) -> np.ndarray:
-    return action_rate(env.action, env.last_action)
-
-
 REWARDS: tuple[RewardTerm, ...] = (
     RewardTerm("object_pos", object_pos_term, weight=2.0),
     RewardTerm("object_rot", object_rot_term, weight=1.0),
@@ -87,7 +83,7 @@ REWARDS: tuple[RewardTerm, ...] = (
     RewardTerm("fingers", fingers_term, weight=0.1),
     RewardTerm("fingertip_distance", fingertip_distance_term, weight=0.2),
     RewardTerm("tolerance_bonus", tolerance_bonus_term, weight=1.0),
-    RewardTerm("action_rate", action_rate_term, weight=-0.01),
+    RewardTerm("action_rate", action_rate, -0.01, inputs=("action", "last_action")),
 )
 """Default weights per second: with the control period they keep returns near 10, so that
 the value loss does not swamp the actor's clipped gradient."""

@@ -25,11 +25,9 @@ G1_TRAIN_DEFAULTS = TrainDefaults(
     learning_rate=1e-3,
 )
 """Training defaults of the G1 tasks: one network shape, so policies carry over between them.
-The learning-rate schedule is stated here, not inherited: the adaptive-KL schedule (rsl_rl's,
-the generic default) kept g1-force's rate at its 1e-5 floor for most of its run, as it did
-on the Gymnasium MuJoCo suite, where `--gym` uses a linear schedule instead
-(`gym_train_config`). g1-force keeps it (its committed policy was trained so); g1-pull's
-recipe (experiments/g1_pull_chain.py) and g1-walk use a fixed rate."""
+The learning-rate schedule is stated here, not inherited: adaptive-KL (rsl_rl's) for
+g1-force; g1-pull's recipe (experiments/g1_pull_chain.py) and g1-walk set a fixed rate
+(why: docs/findings.md, "the adaptive learning rate sits at its floor")."""
 
 
 @dataclass
@@ -112,17 +110,15 @@ class G1Config:
     """Evaluation protocol (the task's own), no randomization, no curriculum."""
     self_collision: bool = True
     """The robot's geoms collide with each other (robots/g1/mjcf.py): a limb cannot pass
-    through the body. False gives the idealized body earlier results were measured on."""
+    through the body. False: the idealized body, limbs passing through each other."""
     motor_envelope: bool = True
     """Each motor's torque limit falls with its speed (robots/g1/actuators.py,
     `torque_speed_range`), updated before every physics step: the joint velocity limits
-    hold in the simulation. False: a constant torque limit at any speed (the model
-    earlier results were measured on)."""
+    hold in the simulation. False: a constant torque limit at any speed."""
     actuation: str = "substeps"
     """How the motors' command latency and torque-speed envelope reach MuJoCo. substeps:
     the task writes each physics step's command (the late target blended in) and torque
-    range from Python, one engine call per physics step (every engine; the committed G1
-    policies were trained and evaluated so). native: MuJoCo's own actuators do both, a
+    range from Python, one engine call per physics step (every engine). native: MuJoCo's own actuators do both, a
     `dcmotor` per joint whose driver gives the same envelope (robots/g1/actuators.py,
     `driver_resistance`) and their ctrl delay the same latency, so a control step is one
     engine call (two while a latency is under one physics step: the native delay reads a

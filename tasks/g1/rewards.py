@@ -60,7 +60,7 @@ def self_contact(contacts: np.ndarray) -> np.ndarray:
     return (contacts > 0).astype(float)
 
 
-# -- the terms, read from a G1Env -------------------------------------------------------
+# -- adapters, where a term's inputs need computing (the others name theirs) ---------
 
 
 def alive_term(env) -> np.ndarray:
@@ -71,50 +71,27 @@ def upright_term(env) -> np.ndarray:
     return upright(projected_gravity(env.engine.qpos[:, 3:7]), env.cfg.upright_sigma)
 
 
-def base_height_term(env) -> np.ndarray:
-    return base_height(env.base_height(), env.stand_height, env.cfg.base_height_sigma_m)
-
-
-def fat2_tilt_term(env) -> np.ndarray:
-    return fat2_tilt(env.torso_lean(), env.fat2_target(), env.cfg.fat2_sigma_rad)
-
-
-def joint_limit_term(env) -> np.ndarray:
-    return joint_limit(env.joint_pos, env.soft_lower, env.soft_upper)
-
-
-def torque_term(env) -> np.ndarray:
-    return torque(env.joint_torque(), env.torque_limit)
-
-
-def action_rate_term(env) -> np.ndarray:
-    return action_rate(env.action, env.last_action)
-
-
-def feet_slip_term(env) -> np.ndarray:
-    return feet_slip(env.foot_vel, env.foot_contact())
-
-
-def joint_deviation_term(env) -> np.ndarray:
-    return joint_deviation(env.joint_pos, env.default_joint_pos)
-
-
-def self_contact_term(env) -> np.ndarray:
-    return self_contact(env.self_contacts())
-
-
 REWARDS: tuple[RewardTerm, ...] = (
     RewardTerm("alive", alive_term, weight=1.0),
     RewardTerm("upright", upright_term, weight=0.5),
-    RewardTerm("base_height", base_height_term, weight=0.5),
-    RewardTerm("fat2_tilt", fat2_tilt_term, weight=1.0),
-    RewardTerm("joint_limit", joint_limit_term, weight=-2.0),
-    RewardTerm("torque", torque_term, weight=-0.05),
-    RewardTerm("action_rate", action_rate_term, weight=-0.01),
-    RewardTerm("feet_slip", feet_slip_term, weight=-0.2),
-    RewardTerm("joint_deviation", joint_deviation_term, weight=-0.05),
-    RewardTerm("self_contact", self_contact_term, weight=0.0),
+    RewardTerm(
+        "base_height",
+        base_height,
+        0.5,
+        inputs=("base_height", "stand_height", "cfg.base_height_sigma_m"),
+    ),
+    RewardTerm(
+        "fat2_tilt", fat2_tilt, 1.0, inputs=("torso_lean", "fat2_target", "cfg.fat2_sigma_rad")
+    ),
+    RewardTerm("joint_limit", joint_limit, -2.0, inputs=("joint_pos", "soft_lower", "soft_upper")),
+    RewardTerm("torque", torque, -0.05, inputs=("joint_torque", "torque_limit")),
+    RewardTerm("action_rate", action_rate, -0.01, inputs=("action", "last_action")),
+    RewardTerm("feet_slip", feet_slip, -0.2, inputs=("foot_vel", "foot_contact")),
+    RewardTerm(
+        "joint_deviation", joint_deviation, -0.05, inputs=("joint_pos", "default_joint_pos")
+    ),
+    RewardTerm("self_contact", self_contact, 0.0, inputs=("self_contacts",)),
 )
 """The G1's balance and effort terms with their default weights (per second); tasks add
-theirs. `self_contact` is 0 by default (logged, not computed: runs before it was added
-train the same); the g1-walk and g1-force recipes weigh it."""
+theirs. `self_contact` is 0 by default (logged, not computed); the g1-walk and g1-force
+recipes weigh it."""

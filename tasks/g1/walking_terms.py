@@ -105,20 +105,14 @@ def track_yaw_rate_term(env) -> np.ndarray:
     return track_yaw_rate(env.base_yaw_rate(), env.command[:, 2], env.cfg.yaw_rate_sigma)
 
 
-def feet_air_time_term(env) -> np.ndarray:
-    return feet_air_time(env.touchdown_air_time, env.cfg.feet_air_time_s, env.walking())
-
-
 def feet_phase_contact_term(env) -> np.ndarray:
     stance = gait.stance(env.phase(), env.walking(), env.cfg.stance_fraction)
     return feet_phase_contact(env.foot_contact(), stance)
 
 
-def feet_swing_height_term(env) -> np.ndarray:
-    return feet_swing_height(
-        env.foot_clearance(), env.foot_contact(), env.cfg.swing_height_m, env.walking()
-    )
-
+FEET_AIR_TIME_INPUTS = ("touchdown_air_time", "cfg.feet_air_time_s", "walking")
+FEET_SWING_HEIGHT_INPUTS = ("foot_clearance", "foot_contact", "cfg.swing_height_m", "walking")
+"""The state `feet_air_time` and `feet_swing_height` read (`RewardTerm.inputs`)."""
 
 WALKING_G1_REWARDS: tuple[RewardTerm, ...] = tuple(
     replace(term, weight=-0.02) if term.name == "joint_deviation" else term for term in G1_REWARDS

@@ -33,10 +33,8 @@ class ForceConfig:
     hold_s: tuple[float, float] = (0.3, 6.0)
     gap_s: tuple[float, float] = (0.5, 4.0)
     magnitude_min_fraction: float = 0.0
-    """An active event's magnitude is uniform in [this, 1] times its body's cap. At 0 most
-    events sit well under the cap (a 54 N cap put a 20 N+ torso force in under half the
-    events: results/experiments/g1-force-falls/from-g1-pull-s44), so the loads the caps
-    claim are seldom trained against; raising it trains near the cap."""
+    """An active event's magnitude is uniform in [this, 1] times its body's cap (a
+    fraction): at 0 most events sit well under the cap; raising it trains near the cap."""
     max_elevation_rad: float = 0.5
     """Directions are uniform in azimuth, elevation uniform within +-this (mostly horizontal)."""
     hand_cap_fraction: float = 0.6
@@ -45,20 +43,16 @@ class ForceConfig:
     cap_max_n: float = 300.0
     cap_step_n: float = 25.0
     cap_min_n: float = 0.0
-    """The floor the cap may fall back to. It was the start (50 N) once, where the committed
-    policy falls in 72 % of training episodes (results/experiments/g1-force-falls): the
-    cap could neither rise nor fall and training never left 50 N."""
+    """The floor the cap may fall back to (N)."""
     curriculum: str = "per_sim"
     """per_sim: every simulation keeps its own cap, up a step after an episode it stood
     through, down a step after a fall (PerSimulationCurriculum), so the simulations that
     cope rise while the rest train where they can stand; shared: one cap for all, moved by
-    the fall rate of a window of episodes (the rates below; how earlier runs trained)."""
+    the fall rate of a window of episodes (the rates below)."""
     failure_share: float = 0.5
     """per_sim: the share of episodes ending in a fall at which the caps settle (a fall
     steps a cap down by cap_step_n * (1 - share) / share). At 0.5 (symmetric steps) the
-    caps sit where the robot falls in every other 20 s episode: the 98-minute run of
-    results/experiments/g1-force-falls/from-g1-pull-s44 read a mean cap of 54 N, falls in
-    44 % of training episodes at that cap, and held a steady push of only 10 N."""
+    caps sit where the robot falls in every other 20 s episode."""
     raise_below_fall_rate: float = 0.15
     """The cap rises by cap_step_n when the training fall rate over the last window of
     episodes (one per simulation) is below this, and falls back when it exceeds
@@ -66,27 +60,22 @@ class ForceConfig:
     lower_above_fall_rate: float = 0.5
     frame: str = "world"
     """world: each event's direction is fixed in the world, so a robot can turn under a
-    long hold until the force meets it where it is strongest (how every run before
-    2026-11-28 trained); heading: fixed in the robot's heading frame (the pelvis yaw) and
-    turning with it, as `eval_push.frame` "heading" evaluates."""
+    long hold until the force meets it where it is strongest; heading: fixed in the
+    robot's heading frame (the pelvis yaw) and turning with it, as `eval_push.frame`
+    "heading" evaluates."""
     fail_on_hold_drift_m: float = 0.0
     """When > 0, a training episode in which the pelvis moved more than this horizontal
     distance from where it stood when a torso hold began (during that hold) counts as a
-    failure for the curriculum, like a fall. At 0 (off, how every run before 2026-11-28
-    trained) the caps rise after every episode survived, so training settled at forces
-    survivable only by walking with the push, and rewarding a still pelvis did not change
-    that (results/experiments/g1-force-lean, finding 4)."""
+    failure for the curriculum, like a fall (m). At 0 (off) the caps rise after every
+    episode survived, walked with or not."""
     hold_drift_ends_episode: bool = False
     """With fail_on_hold_drift_m > 0: the episode also ends when the drift passes it, so
     walking away from a load costs the episode's remaining reward, as a fall does."""
     sagittal_halfwidth_rad: float = math.pi / 2
     """Directions come from within this angle (azimuth, in `frame`) of straight ahead or
-    straight behind, half each; pi / 2 (the default, how every run before 2026-12-02
-    trained): every azimuth. Why narrow it: a simulation's cap is one number for every
-    direction, and sideways pushes fail first (the told teacher at 40 N fell in 15 of 16
-    pushes from the left and 3 of 16 from behind, results/experiments/g1-force-told-torso),
-    so the caps settle where the sideways pushes fail while the evaluation asks backward
-    and forward only."""
+    straight behind, half each (rad); pi / 2 (the default): every azimuth. A
+    simulation's cap is one number for every direction, so with sideways pushes the caps
+    settle where those fail first, while the evaluation asks backward and forward only."""
 
     def validate(self) -> None:
         if self.fail_on_hold_drift_m < 0:
@@ -143,9 +132,8 @@ class EvalPushConfig:
 
     `frame` "heading" (default): the push direction is fixed in the robot's heading frame
     (the pelvis yaw) and turns with it, so a backward push stays one from the front
-    however the robot turns. "world": fixed in the world, as every evaluation before
-    2026-11-28 ran; a policy can then turn in place under a forward push and take it as a
-    backward one (g1-force's headline policy turned by up to 2.6 rad in 5 s)."""
+    however the robot turns. "world": fixed in the world; a policy can then turn in place
+    under a forward push and take it as a backward one."""
 
     mode: str = "step"
     max_n: float = 400.0

@@ -12,10 +12,19 @@ import numpy as np
 from simreal.robots.g1.mjcf import COM_SENSOR, LOAD_BODIES, load_point_sensor
 from simreal.tasks.curriculum import checkpoint_state, restore_state
 from simreal.tasks.g1.env import G1Env
+from simreal.tasks.g1.events import CALIBRATION, EXTERNAL_FORCES, PUSH, PUSH_SCHEDULE, ROBOT
+from simreal.tasks.g1.terminations import TERMINATIONS
 from simreal.tasks.g1_force import rewards
 from simreal.tasks.g1_force.config import G1ForceConfig
 from simreal.tasks.g1_force.forces import ForceSchedule, sustained_directions
-from simreal.tasks.terms import ObservationTerm, first_columns, layout, observe
+from simreal.tasks.terms import (
+    EventTerm,
+    ObservationTerm,
+    TerminationTerm,
+    first_columns,
+    layout,
+    observe,
+)
 
 TORSO_FORCE_ORACLE = ObservationTerm(
     "torso_force_oracle", 3, lambda env: env.to_heading(env.external_force)[:, 0]
@@ -82,6 +91,14 @@ shifted body ask of the ankles together, which they feel as one torque. A target
 `actor_estimates_cop`."""
 
 
+def hold_drift(env) -> np.ndarray:
+    """(N,) bool: with `forces.hold_drift_ends_episode`, training episodes whose pelvis
+    left a torso hold by more than `forces.fail_on_hold_drift_m` (`drifted_from_hold`)."""
+    if not env.cfg.forces.hold_drift_ends_episode:
+        return np.zeros(env.num_envs, dtype=bool)
+    return env.drifted_from_hold()
+
+
 def estimated_terms(cfg: G1ForceConfig) -> tuple[ObservationTerm, ...]:
     """The privileged quantities the actor estimates under `cfg`."""
     chosen = (
@@ -91,12 +108,32 @@ def estimated_terms(cfg: G1ForceConfig) -> tuple[ObservationTerm, ...]:
     return tuple(term for term, on in chosen if on)
 
 
+def start_forces(env, ids: np.ndarray) -> None:
+    """New episodes' forces in simulations `ids`: no torso hold yet, and the force
+    schedule restarted (evaluation: the configured push)."""
+    env.hold_start_xy[ids] = np.nan
+    env.hold_drift_m[ids] = 0.0
+    if env.cfg.evaluation:
+        env.schedule.set_eval_push(env.cfg.eval_push)
+    else:
+        env.schedule.reset(ids)
+
+
 class G1ForceEnv(G1Env):
     """`g1-force`: random forces on torso and hands (ForceSchedule) with a fall-rate
     curriculum on their cap; evaluation pushes the torso backward, harder in each
     simulation (max_push_resisted_n)."""
 
     reward_terms = rewards.REWARDS
+    event_terms = (
+        CALIBRATION,
+        ROBOT,
+        EventTerm("forces", start_forces, "reset"),
+        PUSH_SCHEDULE,
+        EXTERNAL_FORCES,
+        PUSH,
+    )
+    termination_terms = (*TERMINATIONS, TerminationTerm("hold_drift", hold_drift))
     metric_reductions: ClassVar[dict[str, str]] = {
         **G1Env.metric_reductions,
         "max_sustained_push_backward_n": "max",
@@ -278,12 +315,6 @@ class G1ForceEnv(G1Env):
             return np.zeros(self.num_envs, dtype=bool)
         return self.hold_drift_m > limit
 
-    def terminated(self) -> np.ndarray:
-        ended = super().terminated()
-        if self.cfg.forces.hold_drift_ends_episode:
-            ended |= self.drifted_from_hold()
-        return ended
-
     def evaluation_conditions(self) -> dict:
         return {**super().evaluation_conditions(), "push_frame": self.cfg.eval_push.frame}
 
@@ -301,11 +332,3 @@ class G1ForceEnv(G1Env):
 
     def restore_curriculum(self, state: dict) -> None:
         restore_state(self.schedule.curriculum, state, "force_cap_n")
-
-    def reset_loads(self, ids: np.ndarray) -> None:
-        self.hold_start_xy[ids] = np.nan
-        self.hold_drift_m[ids] = 0.0
-        if self.cfg.evaluation:
-            self.schedule.set_eval_push(self.cfg.eval_push)
-        else:
-            self.schedule.reset(ids)

@@ -3,11 +3,11 @@ balance and effort terms (`tasks/g1/rewards.py`).
 
 A robot under a sustained push that may walk with it survives any push and holds none:
 the g1-force headline walked 6.9 m back over a 4 s, 80 N hold and turned by up to 2.6 rad
-(results/experiments/g1-force-lean). These terms pay for the pelvis standing still (no
+(docs/findings.md). These terms pay for the pelvis standing still (no
 horizontal speed, no yaw rate), so leaning into the push beats walking away from it.
 Two forms: squared penalties (`base_drift`, `yaw_rate`), which made the per-step reward
 negative wherever a fall's tumble dominated them and, at weights that kept it positive,
-cost a steady walk too little to matter (run10 of that report); and the bounded kernels
+cost a steady walk too little to matter; and the bounded kernels
 (`hold_ground`, `hold_heading`), in (0, 1], paid only while the robot is up.
 
 Neither made it lean: the pelvis stood still only at loads a stiff stance holds anyway
@@ -136,6 +136,5 @@ REWARDS: tuple[RewardTerm, ...] = (
     RewardTerm("hold_heading", hold_heading_term, weight=0.0),
     RewardTerm("cop_support", cop_support_term, weight=0.0),
 )
-"""The G1's terms and the standing-ground ones, these at weight 0 (logged, not computed)
-so that runs before them train the same; `--set task.reward_weights.hold_ground=W`
-weighs one."""
+"""The G1's terms and the standing-ground ones, these at weight 0 (logged, not computed);
+`--set task.reward_weights.hold_ground=W` weighs one."""

@@ -20,8 +20,9 @@ import numpy as np
 
 from simreal.sim.engine import sensor_view
 from simreal.tasks.curriculum import checkpoint_state, make_curriculum, restore_state
-from simreal.tasks.g1.env import ROBOT_QPOS
+from simreal.tasks.g1.events import CALIBRATION, PUSH, PUSH_SCHEDULE, ROBOT
 from simreal.tasks.g1.gait import WALKING_SPEED_M_S
+from simreal.tasks.g1.sensing import ROBOT_QPOS
 from simreal.tasks.g1.walking_env import G1GaitEnv
 from simreal.tasks.g1_pull import rewards
 from simreal.tasks.g1_pull.config import CommandConfig, G1PullConfig
@@ -42,13 +43,54 @@ from simreal.tasks.g1_pull.scene import (
     ROPE_SENSOR,
     build_pull_scene,
 )
-from simreal.tasks.terms import observe
+from simreal.tasks.terms import EventTerm, observe
+
+
+def start_cart(env, ids: np.ndarray) -> None:
+    """New episodes' loads in simulations `ids`: the pull direction, speed and cart
+    (evaluation: alternate directions, each direction's carts from light to
+    `eval_pull.max_resistance_n`; training: drawn, the resistance from the curriculum),
+    the cart at its start and the traces cleared."""
+    cfg, n, rng = env.cfg, ids.size, env.rng
+    if cfg.evaluation:
+        ev = cfg.eval_pull
+        env.direction[ids] = np.where(ids % 2 == 0, -1.0, 1.0)
+        per_direction = np.array([(env.num_sims + 1) // 2, env.num_sims // 2])
+        rank = ids // 2
+        count = per_direction[ids % 2]
+        env.resistance[ids] = ev.max_resistance_n * (rank + 1) / count
+        env.speed[ids] = ev.speed_m_s
+        env.damping[ids] = 0.0
+        env.stiffness[ids] = 0.0
+    else:
+        load, command = cfg.load, cfg.command
+        env.direction[ids] = np.where(rng.random(n) < command.forward_prob, 1.0, -1.0)
+        env.speed[ids] = rng.uniform(*command.speed_m_s, n)
+        env.resistance[ids] = env.load_level(ids) * rng.uniform(*load.resistance_spread, n)
+        env.damping[ids] = rng.uniform(*load.damping_n_s_m, n)
+        env.stiffness[ids] = rng.uniform(*load.spring_n_m, n)
+    cart_x = env.cart_start_x(env.direction[ids])
+    env.engine.qpos[ids, env.cart_q] = cart_x
+    env.engine.qvel[ids, env.cart_dof] = 0.0
+    field = env.engine.model_field
+    field("dof_frictionloss")[ids, env.cart_dof] = env.resistance[ids]
+    field("dof_damping")[ids, env.cart_dof] = env.damping[ids]
+    field("jnt_stiffness")[ids, env.cart_jnt] = env.stiffness[ids]
+    field("qpos_spring")[ids, env.cart_q] = cart_x
+    env.tension[ids] = 0.0
+    env.handle_force_n[ids] = 0.0
+    env.start_x[ids] = env.direction[ids] * env.engine.qpos[ids, 0]
+    env.force_trace[ids] = 0.0
+    env.progress_trace[ids] = 0.0
+    env.cart_trace[ids] = 0.0
+    env.command[ids] = 0.0
 
 
 class G1PullEnv(G1GaitEnv):
     policy_terms = PULL_POLICY_TERMS
     critic_observation_layout = PULL_CRITIC_OBSERVATION
     reward_terms = rewards.REWARDS
+    event_terms = (CALIBRATION, ROBOT, EventTerm("cart", start_cart, "reset"), PUSH_SCHEDULE, PUSH)
     metric_reductions: ClassVar[dict[str, str]] = {
         **G1GaitEnv.metric_reductions,
         "peak_pull_force_backward_n": "max",
@@ -148,41 +190,6 @@ class G1PullEnv(G1GaitEnv):
 
     def restore_curriculum(self, state: dict) -> None:
         restore_state(self.curriculum, state, "load_resistance_n")
-
-    def reset_loads(self, ids: np.ndarray) -> None:
-        cfg, n, rng = self.cfg, ids.size, self.rng
-        if cfg.evaluation:
-            ev = cfg.eval_pull
-            self.direction[ids] = np.where(ids % 2 == 0, -1.0, 1.0)
-            per_direction = np.array([(self.num_sims + 1) // 2, self.num_sims // 2])
-            rank = ids // 2
-            count = per_direction[ids % 2]
-            self.resistance[ids] = ev.max_resistance_n * (rank + 1) / count
-            self.speed[ids] = ev.speed_m_s
-            self.damping[ids] = 0.0
-            self.stiffness[ids] = 0.0
-        else:
-            load, command = cfg.load, cfg.command
-            self.direction[ids] = np.where(rng.random(n) < command.forward_prob, 1.0, -1.0)
-            self.speed[ids] = rng.uniform(*command.speed_m_s, n)
-            self.resistance[ids] = self.load_level(ids) * rng.uniform(*load.resistance_spread, n)
-            self.damping[ids] = rng.uniform(*load.damping_n_s_m, n)
-            self.stiffness[ids] = rng.uniform(*load.spring_n_m, n)
-        cart_x = self.cart_start_x(self.direction[ids])
-        self.engine.qpos[ids, self.cart_q] = cart_x
-        self.engine.qvel[ids, self.cart_dof] = 0.0
-        field = self.engine.model_field
-        field("dof_frictionloss")[ids, self.cart_dof] = self.resistance[ids]
-        field("dof_damping")[ids, self.cart_dof] = self.damping[ids]
-        field("jnt_stiffness")[ids, self.cart_jnt] = self.stiffness[ids]
-        field("qpos_spring")[ids, self.cart_q] = cart_x
-        self.tension[ids] = 0.0
-        self.handle_force_n[ids] = 0.0
-        self.start_x[ids] = self.direction[ids] * self.engine.qpos[ids, 0]
-        self.force_trace[ids] = 0.0
-        self.progress_trace[ids] = 0.0
-        self.cart_trace[ids] = 0.0
-        self.command[ids] = 0.0
 
     def after_physics(self) -> None:
         super().after_physics()

@@ -7,10 +7,12 @@ from __future__ import annotations
 import numpy as np
 
 from simreal.tasks.g1.walking_terms import (
+    FEET_AIR_TIME_INPUTS,
+    FEET_SWING_HEIGHT_INPUTS,
     WALKING_G1_REWARDS,
-    feet_air_time_term,
+    feet_air_time,
     feet_phase_contact_term,
-    feet_swing_height_term,
+    feet_swing_height,
     track_velocity_term,
     track_yaw_rate_term,
 )
@@ -46,33 +48,21 @@ def tow_steady(
     return np.exp(-np.square((handle_force - steady_force) / scale)) * walking
 
 
-# -- the terms, read from a G1PullEnv ---------------------------------------------------
-
-
-def heading_term(env) -> np.ndarray:
-    return heading(env.yaw(), env.cfg.heading_sigma_rad)
-
-
-def tow_term(env) -> np.ndarray:
-    return tow(env.handle_force_n, env.resistance, env.walking())
-
-
-def tow_steady_term(env) -> np.ndarray:
-    return tow_steady(
-        env.handle_force_n, env.steady_tow_force(), env.walking(), env.cfg.tow_sigma_share
-    )
-
-
 REWARDS: tuple[RewardTerm, ...] = (
     *WALKING_G1_REWARDS,
     RewardTerm("track_lin_vel", track_velocity_term, 0.0, {"frame": "heading"}),
     RewardTerm("track_rail_vel", track_velocity_term, 2.0, {"frame": "world"}),
-    RewardTerm("heading", heading_term, weight=1.0),
-    RewardTerm("tow", tow_term, weight=0.0),
-    RewardTerm("tow_steady", tow_steady_term, weight=0.0),
+    RewardTerm("heading", heading, 1.0, inputs=("yaw", "cfg.heading_sigma_rad")),
+    RewardTerm("tow", tow, 0.0, inputs=("handle_force_n", "resistance", "walking")),
+    RewardTerm(
+        "tow_steady",
+        tow_steady,
+        0.0,
+        inputs=("handle_force_n", "steady_tow_force", "walking", "cfg.tow_sigma_share"),
+    ),
     RewardTerm("track_yaw_rate", track_yaw_rate_term, weight=0.5),
-    RewardTerm("feet_air_time", feet_air_time_term, weight=1.0),
+    RewardTerm("feet_air_time", feet_air_time, 1.0, inputs=FEET_AIR_TIME_INPUTS),
     RewardTerm("feet_phase_contact", feet_phase_contact_term, weight=1.0),
-    RewardTerm("feet_swing_height", feet_swing_height_term, weight=-20.0),
+    RewardTerm("feet_swing_height", feet_swing_height, -20.0, inputs=FEET_SWING_HEIGHT_INPUTS),
 )
 """The G1's terms, then the walking and towing terms, default weights per second."""

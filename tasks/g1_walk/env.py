@@ -15,6 +15,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from simreal.tasks.g1.events import CALIBRATION, PUSH, PUSH_SCHEDULE, ROBOT
 from simreal.tasks.g1.walking_env import G1GaitEnv
 from simreal.tasks.g1.walking_terms import GaitReading
 from simreal.tasks.g1_walk import rewards
@@ -26,7 +27,7 @@ from simreal.tasks.g1_walk.observations import (
 )
 from simreal.tasks.g1_walk.terrain import HeightField
 from simreal.tasks.rotations import quat_from_axis_angle
-from simreal.tasks.terms import observe
+from simreal.tasks.terms import EventTerm, observe
 
 UP = np.array([0.0, 0.0, 1.0])
 SPAWN_CLEARANCE_M = 0.005
@@ -50,10 +51,45 @@ def draw_commands(rng: np.random.Generator, n: int, cfg: WalkCommandConfig) -> n
     return command
 
 
+def push_test(env, t: np.ndarray) -> None:
+    """The evaluation push test's one push per episode, at push_at_s, in a random
+    direction (nothing outside the push test)."""
+    if not (env.cfg.evaluation and env.cfg.eval_walk.push_test):
+        return
+    due = np.flatnonzero(~env.pushed & (t >= env.cfg.eval_walk.push_at_s))
+    if due.size:
+        angle = env.rng.uniform(-np.pi, np.pi, due.size)
+        kick = env.push_m_s[due, None] * np.stack([np.cos(angle), np.sin(angle)], axis=1)
+        env.engine.qvel[due, 0:2] += kick
+        env.pushed[due] = True
+
+
+def start_commands(env, ids: np.ndarray) -> None:
+    """New episodes start with a fresh command, their tracking sums cleared (and, under
+    the push test, their push magnitude: simulation i of N at max_push_m_s * i / (N - 1))."""
+    env._new_commands(ids, np.zeros(ids.size))
+    env.lin_vel_sq_error[ids] = 0.0
+    env.yaw_rate_sq_error[ids] = 0.0
+    env.tracked_steps[ids] = 0.0
+    env.pushed[ids] = False
+    if env.cfg.evaluation and env.cfg.eval_walk.push_test:
+        env.push_m_s[ids] = env.cfg.eval_walk.max_push_m_s * ids / max(env.num_envs - 1, 1)
+    else:
+        env.push_m_s[ids] = 0.0
+
+
 class G1WalkEnv(G1GaitEnv):
     policy_terms = WALK_POLICY_TERMS
     critic_observation_layout = WALK_CRITIC_OBSERVATION
     reward_terms = rewards.REWARDS
+    event_terms = (
+        EventTerm("push_test", push_test, "interval"),
+        CALIBRATION,
+        ROBOT,
+        EventTerm("command", start_commands, "reset"),
+        PUSH_SCHEDULE,
+        PUSH,
+    )
     walking_rule = "planar"
     metric_reductions: ClassVar[dict[str, str]] = {
         **G1GaitEnv.metric_reductions,
@@ -146,18 +182,6 @@ class G1WalkEnv(G1GaitEnv):
             self.foot_pos[rows, :, 0:2] += shift[rows, None, :]
 
     # -- commands, pushes, metrics ------------------------------------------------------
-    def reset_loads(self, ids: np.ndarray) -> None:
-        """New episodes start with a fresh command (and, under the push test, their push)."""
-        self._new_commands(ids, np.zeros(ids.size))
-        self.lin_vel_sq_error[ids] = 0.0
-        self.yaw_rate_sq_error[ids] = 0.0
-        self.tracked_steps[ids] = 0.0
-        self.pushed[ids] = False
-        if self.cfg.evaluation and self.cfg.eval_walk.push_test:
-            self.push_m_s[ids] = self.cfg.eval_walk.max_push_m_s * ids / max(self.num_envs - 1, 1)
-        else:
-            self.push_m_s[ids] = 0.0
-
     def _new_commands(self, ids: np.ndarray, t: np.ndarray) -> None:
         c = self.cfg.command
         self.command[ids] = draw_commands(self.rng, ids.size, c)
@@ -165,21 +189,9 @@ class G1WalkEnv(G1GaitEnv):
         self.next_command_s[ids] = t + self.rng.uniform(*c.hold_s, ids.size)
 
     def simulate(self) -> None:
-        if self.cfg.evaluation and self.cfg.eval_walk.push_test:
-            self._push_test()
         super().simulate()
         if self.heightfield is not None:
             self._wrap_to_middle_tile()
-
-    def _push_test(self) -> None:
-        """The push test's one push per episode, at push_at_s, in a random direction."""
-        t = self.episode_step * self.control_dt
-        due = np.flatnonzero(~self.pushed & (t >= self.cfg.eval_walk.push_at_s))
-        if due.size:
-            angle = self.rng.uniform(-np.pi, np.pi, due.size)
-            kick = self.push_m_s[due, None] * np.stack([np.cos(angle), np.sin(angle)], axis=1)
-            self.engine.qvel[due, 0:2] += kick
-            self.pushed[due] = True
 
     def after_step(self) -> None:
         """Count this step's tracking errors (past the settling time of the command), then

@@ -8,10 +8,12 @@ import numpy as np
 
 from simreal.tasks.g1.rewards import joint_deviation
 from simreal.tasks.g1.walking_terms import (
+    FEET_AIR_TIME_INPUTS,
+    FEET_SWING_HEIGHT_INPUTS,
     WALKING_G1_REWARDS,
-    feet_air_time_term,
+    feet_air_time,
     feet_phase_contact_term,
-    feet_swing_height_term,
+    feet_swing_height,
     track_velocity_term,
     track_yaw_rate_term,
 )
@@ -33,19 +35,17 @@ def vertical_speed_term(env) -> np.ndarray:
     return vertical_speed(env.engine.qvel[:, 0:3])
 
 
-def stand_still_term(env) -> np.ndarray:
-    return stand_still(env.joint_pos, env.default_joint_pos, env.walking())
-
-
 REWARDS: tuple[RewardTerm, ...] = (
     *WALKING_G1_REWARDS,
     RewardTerm("track_lin_vel", track_velocity_term, 2.0, {"frame": "heading"}),
     RewardTerm("track_yaw_rate", track_yaw_rate_term, weight=1.0),
-    RewardTerm("feet_air_time", feet_air_time_term, weight=1.0),
+    RewardTerm("feet_air_time", feet_air_time, 1.0, inputs=FEET_AIR_TIME_INPUTS),
     RewardTerm("feet_phase_contact", feet_phase_contact_term, weight=1.0),
-    RewardTerm("feet_swing_height", feet_swing_height_term, weight=-20.0),
+    RewardTerm("feet_swing_height", feet_swing_height, -20.0, inputs=FEET_SWING_HEIGHT_INPUTS),
     RewardTerm("vertical_speed", vertical_speed_term, weight=-1.0),
-    RewardTerm("stand_still", stand_still_term, weight=-0.5),
+    RewardTerm(
+        "stand_still", stand_still, -0.5, inputs=("joint_pos", "default_joint_pos", "walking")
+    ),
 )
-"""The G1's terms (with `self_contact`, 0 by default; the headline recipe weighs it:
-results/experiments/g1-walk-recipe), then the walking terms, default weights per second."""
+"""The G1's terms (with `self_contact`, 0 by default; the headline recipe weighs it),
+then the walking terms, default weights per second."""

@@ -81,8 +81,7 @@ class PidConfig:
 @dataclass
 class BaselineConfig:
     """The classical controllers beside the policy (`simreal eval baseline:NAME --task
-    lane-keep`). Gains picked on training roads only by `experiments/lane_keep_baselines.py`
-    (results/experiments/lane-keep-baselines)."""
+    lane-keep`). Gains picked on training roads only by `experiments/lane_keep_baselines.py`."""
 
     speed_mps: float = 7.0
     stanley_gain: float = 2.0

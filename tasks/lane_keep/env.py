@@ -8,6 +8,7 @@ advances, and rewards, terminations and the observation read those measurements.
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import ClassVar
 
 import numpy as np
@@ -30,7 +31,7 @@ from simreal.tasks.lane_keep.observations import (
 from simreal.tasks.lane_keep.perception import DelayLine, LaneEstimate, detect_lane
 from simreal.tasks.lane_keep.roads import RoadBank, build_bank, evaluation_seeds, train_seeds
 from simreal.tasks.lane_keep.semantic import CaptionEncoder, make_encoder
-from simreal.tasks.terms import first_columns, layout, observe
+from simreal.tasks.terms import TerminationTerm, first_columns, layout, observe
 
 CAPTION_LOOKAHEAD_M = (5.0, 25.0)
 """A caption speaks of the road 5-25 m ahead: what the forward camera and the 20 m LiDAR
@@ -44,6 +45,12 @@ COMFORT_LATERAL_ACCEL = 0.4
 class LaneKeepEnv(TaskEnv):
     robot = "car"
     reward_terms = rw.REWARDS
+    termination_terms = (
+        TerminationTerm("collision", attrgetter("collided")),
+        TerminationTerm("off_road", attrgetter("off_road")),
+    )
+    """The step's measurements (`_measure`): a body met an obstacle, or the car
+    left the road by more than `off_road_margin_m`."""
     action_groups: ClassVar[dict[str, tuple[int, ...]]] = {"drive": (0, 1)}
     command_fields: ClassVar[tuple[str, ...]] = ()
 
@@ -217,9 +224,6 @@ class LaneKeepEnv(TaskEnv):
         self.sums["speed"] += self.body_vel[:, 0]
         self.collided_any |= self.collided
         self.off_road_any |= self.off_road
-
-    def terminated(self) -> np.ndarray:
-        return self.collided | self.off_road
 
     def _refresh_captions(self) -> None:
         due = np.flatnonzero(

@@ -48,42 +48,22 @@ def failure(collided: np.ndarray, off_road: np.ndarray) -> np.ndarray:
 # -- the terms, read from a LaneKeepEnv's measurements of this step --------------------
 
 
-def lane_keeping_term(env) -> np.ndarray:
-    return lane_keeping(env.lane_offset)
-
-
-def heading_term(env) -> np.ndarray:
-    return heading(env.heading_error)
-
-
-def clearance_term(env) -> np.ndarray:
-    return clearance(env.gap)
-
-
 def speed_term(env) -> np.ndarray:
     return speed(env.body_vel[:, 0], env.desired_speed)
-
-
-def smoothness_term(env) -> np.ndarray:
-    return smoothness(env.action, env.last_action)
 
 
 def semantic_term(env) -> np.ndarray:
     return semantic_alignment(env.body_vel[:, 0], env.caption_speed)
 
 
-def failure_term(env) -> np.ndarray:
-    return failure(env.collided, env.off_road)
-
-
 REWARDS: tuple[RewardTerm, ...] = (
-    RewardTerm("lane_keeping", lane_keeping_term, weight=20.0),
-    RewardTerm("heading", heading_term, weight=-20.0),
-    RewardTerm("clearance", clearance_term, weight=-20.0),
+    RewardTerm("lane_keeping", lane_keeping, 20.0, inputs=("lane_offset",)),
+    RewardTerm("heading", heading, -20.0, inputs=("heading_error",)),
+    RewardTerm("clearance", clearance, -20.0, inputs=("gap",)),
     RewardTerm("speed", speed_term, weight=10.0),
-    RewardTerm("smoothness", smoothness_term, weight=-4.0),
+    RewardTerm("smoothness", smoothness, -4.0, inputs=("action", "last_action")),
     RewardTerm("semantic", semantic_term, weight=-2.0),
-    RewardTerm("failure", failure_term, weight=-400.0),
+    RewardTerm("failure", failure, -400.0, inputs=("collided", "off_road")),
 )
 """Default weights per second (at 20 Hz control: lane_keeping 1, heading -1, clearance -1,
 speed 0.5, smoothness -0.2, semantic -0.1, failure -20 per step)."""

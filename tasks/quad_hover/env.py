@@ -13,12 +13,27 @@ from simreal.tasks.quad_hover.observations import (
 from simreal.tasks.quad_hover.rewards import REWARDS
 from simreal.tasks.quadrotor import PRIVILEGED_OBSERVATION, QuadrotorEnv
 from simreal.tasks.quadrotor.env import rest_pose
+from simreal.tasks.terms import TerminationTerm
+
+
+def out_of_bounds(env) -> np.ndarray:
+    """(N,) bool: the drone left the box, |x| or |y| over `max_xy` or z over `max_z` (m)."""
+    pos = env.state.base_pos
+    c = env.cfg
+    return (np.abs(pos[:, 0]) > c.max_xy) | (np.abs(pos[:, 1]) > c.max_xy) | (pos[:, 2] > c.max_z)
+
+
+TERMINATIONS = (
+    TerminationTerm("out_of_bounds", out_of_bounds),
+    TerminationTerm("tilted_over", QuadrotorEnv.tilted_over),
+)
 
 
 class QuadHoverEnv(QuadrotorEnv):
     critic_observation_layout = POLICY_OBSERVATION + PRIVILEGED_OBSERVATION
     policy_terms = POLICY_TERMS
     reward_terms = REWARDS
+    termination_terms = TERMINATIONS
     cfg: QuadHoverConfig
 
     def __init__(self, cfg: QuadHoverConfig, num_envs: int, **kwargs):
@@ -31,16 +46,6 @@ class QuadHoverEnv(QuadrotorEnv):
 
     def after_step(self) -> None:
         self.position_error_sum += np.linalg.norm(self.target - self.state.base_pos, axis=1)
-
-    def terminated(self) -> np.ndarray:
-        pos = self.state.base_pos
-        c = self.cfg
-        return (
-            (np.abs(pos[:, 0]) > c.max_xy)
-            | (np.abs(pos[:, 1]) > c.max_xy)
-            | (pos[:, 2] > c.max_z)
-            | self.tilted_over()
-        )
 
     def episode_metrics(self, ids: np.ndarray) -> dict[str, np.ndarray]:
         final = np.linalg.norm(self.target - self.engine.qpos[ids, 0:3], axis=1)

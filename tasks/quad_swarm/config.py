@@ -66,8 +66,7 @@ class ExpertConfig:
     speed along its path is capped at max_speed times the gap over crowd_slow_m, down to
     crowd_min_speed_fraction of it; free of neighbours it flies at max_speed. One speed
     for all was either too slow to arrive within the episode or too fast to avoid
-    collisions where crossing drones meet (results/experiments/quad-swarm-expert-levels).
-    0: off."""
+    collisions where crossing drones meet (docs/findings.md). 0: off."""
     crowd_min_speed_fraction: float = 0.5
     avoidance: str = "push"
     """How a drone keeps off the others: "push" (the repulsive push of `drone_margin`,

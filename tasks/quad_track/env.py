@@ -11,14 +11,28 @@ from simreal.tasks.quad_track.config import QuadTrackConfig
 from simreal.tasks.quad_track.observations import TrackReading, policy_terms
 from simreal.tasks.quad_track.rewards import REWARDS
 from simreal.tasks.quadrotor import PRIVILEGED_OBSERVATION, QuadrotorEnv
-from simreal.tasks.terms import layout
+from simreal.tasks.terms import TerminationTerm, layout
 
 CRASH_HEIGHT = 0.05
+
+
+def off_track(env) -> np.ndarray:
+    """(N,) bool: the drone is more than `max_error` (m) from its reference."""
+    return env.tracking_error() > env.cfg.max_error
+
+
+def crashed(env) -> np.ndarray:
+    """(N,) bool: the drone is below `CRASH_HEIGHT` or tilted over."""
+    return (env.state.base_pos[:, 2] < CRASH_HEIGHT) | env.tilted_over()
+
+
+TERMINATIONS = (TerminationTerm("off_track", off_track), TerminationTerm("crashed", crashed))
 
 
 class QuadTrackEnv(QuadrotorEnv):
     cfg: QuadTrackConfig
     reward_terms = REWARDS
+    termination_terms = TERMINATIONS
 
     def __init__(self, cfg: QuadTrackConfig, num_envs: int, **kwargs):
         self.policy_terms = policy_terms(cfg.preview_steps)
@@ -78,14 +92,6 @@ class QuadTrackEnv(QuadrotorEnv):
         error = self.tracking_error()
         self.error_sq_sum += error**2
         self.error_max = np.maximum(self.error_max, error)
-
-    def terminated(self) -> np.ndarray:
-        error = self.tracking_error()
-        return (
-            (error > self.cfg.max_error)
-            | (self.state.base_pos[:, 2] < CRASH_HEIGHT)
-            | self.tilted_over()
-        )
 
     def evaluation_conditions(self) -> dict:
         c = self.cfg

@@ -15,12 +15,8 @@ def tracking(error: np.ndarray) -> np.ndarray:
     return np.exp(-error / 0.1) + 0.5 * np.exp(-error / 0.5)
 
 
-def tracking_term(env) -> np.ndarray:
-    return tracking(env.tracking_error())
-
-
 REWARDS: tuple[RewardTerm, ...] = (
-    RewardTerm("tracking", tracking_term, weight=30.0),
+    RewardTerm("tracking", tracking, 30.0, inputs=("tracking_error",)),
     ang_vel_reward(weight=-0.06),
     action_rate_reward(),
 )

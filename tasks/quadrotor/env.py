@@ -21,7 +21,7 @@ from simreal.tasks.quadrotor.config import QuadRandomization, QuadrotorConfig
 from simreal.tasks.quadrotor.observations import PRIVILEGED_TERMS
 from simreal.tasks.quadrotor.state import QuadState
 from simreal.tasks.rotations import quat_from_roll_pitch_yaw, quat_to_matrix, roll_pitch
-from simreal.tasks.terms import ObservationTerm, noise_scale, observe
+from simreal.tasks.terms import EventTerm, ObservationTerm, noise_scale, observe
 
 BASE_BODY = 1
 EVALUATION_STREAM = 0x7E57
@@ -29,6 +29,30 @@ EVALUATION_STREAM = 0x7E57
 generator (seeded by the training seed alone) draws from, so evaluation airframes, wind
 and references never repeat training draws, whichever seeds the two were given."""
 RPM_TO_RAD_S = 2.0 * np.pi / 60.0
+
+
+def randomize_airframe(env, ids: np.ndarray) -> None:
+    """New airframe and motor scales, motor lag and command latency for simulations `ids`
+    (`airframe.sample`), written into their model; with sub-step latency its physics
+    steps, and with gusts a wind force from their stationary distribution (gusts are
+    already blowing)."""
+    drawn = airframe.sample(env.rng, env.cfg.randomization, (ids.size, 1))
+    for name, values in env.scales.items():
+        values[ids] = drawn[name][:, 0]
+    env.motor_lag_s[ids] = drawn["motor_lag_s"][:, 0]
+    env.latency_steps[ids] = drawn["latency_steps"][:, 0]
+    env._nominal.write(env.engine, ids, drawn)
+    if env.late:
+        low, high = env.cfg.randomization.latency_physics_steps
+        env.latency_physics_steps[ids] = env.rng.integers(low, high + 1, ids.size)
+    if env.gusty:
+        std = env.cfg.randomization.wind_gust_std_n
+        env.wind_force[ids] = env.rng.normal(0.0, std, (ids.size, 3))
+
+
+EVENTS = (EventTerm("airframe", randomize_airframe, "reset", randomization=True),)
+"""The Crazyflie tasks' events: the airframe randomized at resets (training, and
+evaluation with `eval_randomize`)."""
 
 
 class QuadrotorEnv(TaskEnv):
@@ -42,6 +66,7 @@ class QuadrotorEnv(TaskEnv):
 
     robot = "crazyflie"
     action_groups: ClassVar[dict[str, tuple[int, ...]]] = {"motors": (0, 1, 2, 3)}
+    event_terms = EVENTS
     command_fields: ClassVar[tuple[str, ...]] = ("rpm",)
     command_tracks: ClassVar[tuple[str, float]] = ("velocity", RPM_TO_RAD_S)
 
@@ -193,8 +218,9 @@ class QuadrotorEnv(TaskEnv):
         self.action[ids] = 0.0
         self.last_action[ids] = 0.0
         self.action_queue[:, ids] = 0.0
-        if self.randomize:
-            self._randomize_parameters(ids)
+
+    def after_reset(self, ids: np.ndarray) -> None:
+        """After the reset events: the thrust held at hover with the (randomized) motors."""
         hover = np.full((ids.size, 4), self.params.hover_rpm)
         self.held_thrust[ids] = motor_thrust(
             hover, self.params.kf * self.scales["kf_scale"][ids, None]
@@ -203,20 +229,6 @@ class QuadrotorEnv(TaskEnv):
     def random_tilted_quat(self, n: int, max_tilt: float = 0.2) -> np.ndarray:
         tilt = self.rng.uniform(-max_tilt, max_tilt, (n, 2))
         return quat_from_roll_pitch_yaw(tilt[:, 0], tilt[:, 1], self.rng.uniform(-np.pi, np.pi, n))
-
-    def _randomize_parameters(self, ids: np.ndarray) -> None:
-        drawn = airframe.sample(self.rng, self.cfg.randomization, (ids.size, 1))
-        for name, values in self.scales.items():
-            values[ids] = drawn[name][:, 0]
-        self.motor_lag_s[ids] = drawn["motor_lag_s"][:, 0]
-        self.latency_steps[ids] = drawn["latency_steps"][:, 0]
-        self._nominal.write(self.engine, ids, drawn)
-        if self.late:
-            low, high = self.cfg.randomization.latency_physics_steps
-            self.latency_physics_steps[ids] = self.rng.integers(low, high + 1, ids.size)
-        if self.gusty:  # from the stationary distribution: gusts are already blowing
-            std = self.cfg.randomization.wind_gust_std_n
-            self.wind_force[ids] = self.rng.normal(0.0, std, (ids.size, 3))
 
     def evaluation_conditions(self) -> dict:
         """The randomization the numbers hold under: none, or the training ranges drawn

@@ -22,10 +22,6 @@ def ang_vel_term(env) -> np.ndarray:
     return ang_vel(env.state.base_ang_vel)
 
 
-def action_rate_term(env) -> np.ndarray:
-    return action_rate(env.action, env.last_action)
-
-
 def ang_vel_reward(weight: float | None = None) -> RewardTerm:
     """`ang_vel`: squared body rate, with a task's default weight (per second)."""
     return RewardTerm("ang_vel", ang_vel_term, weight)
@@ -33,4 +29,4 @@ def ang_vel_reward(weight: float | None = None) -> RewardTerm:
 
 def action_rate_reward(weight: float | None = None) -> RewardTerm:
     """`action_rate`: squared action change, with a task's default weight (per second)."""
-    return RewardTerm("action_rate", action_rate_term, weight)
+    return RewardTerm("action_rate", action_rate, weight, inputs=("action", "last_action"))

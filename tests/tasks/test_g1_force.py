@@ -247,8 +247,10 @@ def test_training_counts_an_episode_that_walked_away_from_a_torso_hold_as_a_fail
     env.apply_external_forces(np.full(2, 5.0))
     np.testing.assert_allclose(env.hold_drift_m, [0.4, 0.6], atol=1e-9)
     np.testing.assert_array_equal(env.drifted_from_hold(), [False, True])
+    env.check_terminations()  # the termination terms on this state
+    np.testing.assert_array_equal(env.terminations["hold_drift"], [False, True])
     env.fell[:] = False
-    np.testing.assert_array_equal(env.terminated() & ~env.falls(), [False, True])
+    np.testing.assert_array_equal(env.terminated(), [False, True])
     env.episode_step[:] = [env.max_episode_steps, 100]  # sim 1 ended by its drift
     caps = env.schedule.sim_caps_n().copy()
     out = env.episode_metrics(np.array([0, 1]))

@@ -6,6 +6,9 @@ import numpy as np
 import pytest
 
 from simreal.config import ConfigError, from_plain
+from simreal.tasks.g1 import G1Config, G1Env
+from simreal.tasks.g1 import rewards as g1_rewards
+from simreal.tasks.g1.terminations import fall
 from simreal.tasks.lane_keep import LaneKeepConfig
 from simreal.tasks.quad_hover import QuadHoverConfig, QuadHoverEnv
 from simreal.tasks.quad_hover.observations import POLICY_OBSERVATION, HoverReading
@@ -13,6 +16,7 @@ from simreal.tasks.quad_hover.rewards import hover
 from simreal.tasks.quad_swarm import QuadSwarmConfig, QuadSwarmEnv
 from simreal.tasks.quad_swarm.rewards import progress_term
 from simreal.tasks.terms import (
+    EventTerm,
     ObservationTerm,
     RewardTerm,
     check_weights,
@@ -140,3 +144,81 @@ def test_an_environments_observation_is_its_terms_in_order():
     by_term = np.concatenate([term.func(reading) for term in env.policy_terms], axis=1)
     np.testing.assert_array_equal(obs, by_term.astype(np.float32))
     np.testing.assert_array_equal(critic[:, : obs.shape[1]], obs)
+
+
+def test_an_event_with_an_unknown_mode_is_refused_naming_it_and_the_modes():
+    with pytest.raises(ValueError, match=r"'push'.*'sometimes'.*startup"):
+        EventTerm("push", lambda env, ids: None, "sometimes")
+
+
+def test_events_run_in_their_order_per_mode_and_randomization_only_when_randomizing():
+    env = QuadHoverEnv(QuadHoverConfig(), num_envs=2, seed=0)
+    calls = []
+
+    def record(env, arg, tag):
+        calls.append((tag, np.asarray(arg).tolist()))
+
+    env.event_terms = (
+        EventTerm("b", record, "reset", params={"tag": "b"}),
+        EventTerm("dr", record, "reset", params={"tag": "dr"}, randomization=True),
+        EventTerm("a", record, "reset", params={"tag": "a"}),
+        EventTerm("tick", record, "interval", params={"tag": "tick"}),
+    )
+    env.randomize = False
+    env.reset()
+    assert calls == [("b", [0, 1]), ("a", [0, 1])]
+    calls.clear()
+    env.randomize = True
+    env.step(np.zeros((2, 4), dtype=np.float32))
+    assert calls == [("tick", [0.0, 0.0])]  # before physics, at the episode times
+    calls.clear()
+    env._reset_sims(np.array([1]))
+    assert calls == [("b", [1]), ("dr", [1]), ("a", [1])]
+
+
+def test_a_g1_episode_ends_where_its_fall_term_is_true_and_the_metrics_see_it():
+    env = G1Env(G1Config(evaluation=True), num_envs=2, seed=0)
+    env.reset()
+    env.engine.qpos[0, 2] = 0.2  # sim 0's pelvis near the floor
+    env.check_terminations()
+    np.testing.assert_array_equal(env.terminations["fall"], fall(env))
+    np.testing.assert_array_equal(env.terminated(), [True, False])
+    assert env.fell is env.terminations["fall"]
+
+
+def test_a_term_with_inputs_reads_attributes_calls_methods_and_reads_config_fields():
+    class Cfg:
+        sigma = 2.0
+
+    class Env:
+        cfg = Cfg()
+        action = np.array([1.0, 3.0])
+
+        def speed(self):
+            return np.array([0.5, 0.25])
+
+    term = RewardTerm(
+        "t",
+        lambda a, s, sigma, k: (a - s) / sigma * k,
+        1.0,
+        {"k": 10.0},
+        ("action", "speed", "cfg.sigma"),
+    )
+    np.testing.assert_allclose(term(Env()), [2.5, 13.75])
+    missing = RewardTerm("m", lambda x: x, 1.0, inputs=("nowhere",))
+    with pytest.raises(AttributeError, match="nowhere"):
+        missing(Env())
+
+
+def test_g1_rewards_with_inputs_equal_the_pure_functions_on_the_env():
+    env = G1Env(G1Config(), num_envs=3, seed=2)
+    env.reset()
+    env.step(np.random.default_rng(0).uniform(-1, 1, (3, 29)).astype(np.float32))
+    terms = {term.name: term for term in env.reward_terms}
+    np.testing.assert_array_equal(
+        terms["torque"](env), g1_rewards.torque(env.joint_torque(), env.torque_limit)
+    )
+    np.testing.assert_array_equal(
+        terms["base_height"](env),
+        g1_rewards.base_height(env.base_height(), env.stand_height, env.cfg.base_height_sigma_m),
+    )
