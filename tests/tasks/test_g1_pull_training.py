@@ -298,7 +298,8 @@ def test_a_g1_force_warm_start_from_g1_pull_acts_as_g1_pull_with_its_extra_terms
     state["model"]["obs_normalizer.var"][93:] = torch.linspace(0.5, 2.0, 6)
     for name in ("lower", "waist", "upper"):
         state["model"][f"actor.nets.{name}.0.weight"][:, 93:] = 0.3
-    torch.save(state, ckpt)
+    # Saved as the runner saves it: the model config as plain data (an object is refused).
+    torch.save({**state, "model_cfg": dataclasses.asdict(state["model_cfg"])}, ckpt)
     force_env = make_env("g1-force", G1ForceConfig(), 3)
     _, weights = warm_start_weights(source, force_env, state["model_cfg"], "g1-force")
     force_model = ActorCritic(
