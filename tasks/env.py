@@ -53,7 +53,7 @@ class TaskEnv(ABC):
     """Every reward term the task defines; `cfg.reward_weights` (per second) picks and
     weights them."""
     termination_terms: tuple[TerminationTerm, ...] = ()
-    """How episodes fail (`terms.py`); a task without terms overrides `terminated()`."""
+    """How episodes fail (`terms.py`); an episode ends where any is True."""
     event_terms: tuple[EventTerm, ...] = ()
     """What is done to the simulations at startup, at resets and every step before physics
     (`terms.py`), run in this order within each mode."""
