@@ -62,11 +62,12 @@ class RewardTerm:
 
 
 def read_input(env: Any, name: str) -> Any:
-    """One input of a term, by name: "cfg.FIELD" the task config's field, else the
-    environment's attribute, called when it is a method (`foot_contact`, `walking`)."""
-    if name.startswith("cfg."):
-        return getattr(env.cfg, name[4:])
-    value = getattr(env, name)
+    """One input of a term, by name: the environment's attribute, or with dots an
+    attribute's (`cfg.FIELD`, `state.base_pos`), called when it is a method
+    (`foot_contact`, `walking`)."""
+    value = env
+    for part in name.split("."):
+        value = getattr(value, part)
     return value() if callable(value) else value
 
 
