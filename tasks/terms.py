@@ -1,10 +1,10 @@
 """Observation, reward, termination and event terms, declared once as data.
 
 A task lists its terms in one place (its `observations.py`, `rewards.py`, and where it
-has them `terminations.py` and `events.py`); everything
-that used to repeat a term's name is derived from that list: the observation layout and
-the ONNX `observation_names`, the observation noise, the reward weights a config accepts,
-the per-term reward logs and the weighted sum (`TaskEnv`).
+has them `terminations.py` and `events.py`); everything that names a term is derived from
+that list: the observation layout and the ONNX `observation_names`, the observation
+noise, the reward weights a config accepts, the per-term reward logs and the weighted sum
+(`TaskEnv`).
 
 Reward weights are per second. The environment multiplies each weight by the task's
 nominal control period (`cfg.control_dt`), so a weight means the same whatever the
