@@ -402,8 +402,7 @@ def fit_dynamics(
     The hung rigid-body model places those joints at logged angle minus offset; joints
     not named are taken as nominal. On a robot whose every joint is off, a group fitted
     with the rest assumed nominal absorbs their error (the waist and arms carry each
-    other: 0.013-0.04 rad offset errors after one pass, depending on the order of the
-    groups; experiments/g1_policy_transfer.py).
+    other; docs/findings.md, Calibration).
 
     Raises CalibrationError when a joint slid too little for friction and armature, or
     when the log reaches a joint limit; encoder offsets the log cannot see are held at

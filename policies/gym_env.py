@@ -117,28 +117,20 @@ class GymVecEnv:
 
 
 def gym_train_config(**overrides: Any) -> TrainConfig:
-    """The training defaults of `simreal train --gym`: the settings the reference PPO
-    implementations (CleanRL's ppo_continuous_action, SB3's rl-zoo MuJoCo entries) use on
-    the Gymnasium MuJoCo benchmarks, where the tasks' defaults (large batches of fast
-    simulations, adaptive KL) suit simreal's own tasks instead.
+    """The training defaults of `simreal train --gym`: the settings of the reference PPO
+    implementations (CleanRL's ppo_continuous_action, SB3's rl-zoo MuJoCo entries) for the
+    Gymnasium MuJoCo benchmarks; why each was chosen is in docs/findings.md (PPO and
+    training).
 
-    - 8 simulations x 256 steps = 2,048 samples per update, as the references' one
-      simulation x 2,048 steps, with a quarter of the policy calls per sample.
-    - 10 epochs of 32 minibatches (64 samples), learning rate 3e-4 falling linearly to 0:
-      many small steps; the adaptive-KL rate sank to its 1e-5 floor on these tasks.
-    - Raw rewards and an unclipped value loss (SB3's defaults: no VecNormalize, no
-      clip_range_vf). Return scaling with value clipping, CleanRL's choice and simreal's
-      earlier default, cost Ant-v5 about 40 % of SB3's return on its own and lost it 0.33
-      of SB3 over 3 seeds together with the next item's amplification
-      (results/experiments/gym-knobs, gym-suite; the switch: gym-suite-var-floor-seeds).
-    - The observation normalized and clipped to +-10 (always on in simreal), with its
-      variance floored at 1 (`model.normalizer_var_floor`): a column is scaled down when
-      its std is above 1, never amplified. Under the floor 0.01 Ant-v5's mostly-zero
-      contact-force columns (std 0.07-0.25) were amplified 4-14 times; switching the
-      normalization off instead cost Walker2d-v5 (1.12 against 1.27 of SB3, seed 0).
-    - Value loss weight 0.5, gradient norm 0.5, no entropy bonus.
-    - A tanh 64-64 actor and critic with orthogonal initialization and a state-independent
-      log-std starting at 0 (std 1); one actor, since a Gymnasium task has one action group.
+    - 8 simulations x 256 steps = 2,048 samples per update;
+    - 10 epochs of 32 minibatches (64 samples), learning rate 3e-4 falling linearly to 0;
+    - raw rewards and an unclipped value loss (no return scaling, no value clipping);
+    - the observation normalized and clipped to +-10, its variance floored at 1
+      (`model.normalizer_var_floor`: a column is scaled down, never amplified);
+    - value loss weight 0.5, gradient norm 0.5, no entropy bonus;
+    - a tanh 64-64 actor and critic, orthogonal initialization, a state-independent
+      log-std starting at 0 (std 1); one actor (a Gymnasium task has one action group).
+
     `overrides` set TrainConfig fields (seed, stop_at_return, ...); the user's --set and
     flags apply on top, as for the tasks.
     """

@@ -1,19 +1,10 @@
 """The batched task environment: episode bookkeeping shared by every task.
 
-A task subclass supplies the model, how actions become controls, its observation,
-reward, termination and event terms (`terms.py`: declared once, as data), a post-step
-hook for its metrics (`after_step`) and its initial state (`reset_state`); this base
-class steps the engine, runs the events, weights, sums and logs rewards per term,
-evaluates the terminations, resets finished or diverged simulations by writing state,
-and hands PPO plain (num_envs, ...) float32 arrays.
-
-One step, in order: actions, interval events, physics, rewards (pure functions of the
-new state), termination terms (each kept by name in `terminations`), `after_step` (the
-task updates its running metrics and any state its next rewards difference against),
-`terminated()` (by default: any termination term), observations, then resets of the
-episodes that ended: `reset_state` (the initial state), the reset events in the order the
-task lists them, `after_reset`. Startup events run once, when the task's constructor
-says (`run_events("startup", ...)`, once its state exists).
+A task supplies the model, how actions become controls, its terms (`terms.py`) and its
+initial state (`reset_state`); this base class steps the engine, runs the events, weights
+and logs the rewards, evaluates the terminations, resets ended or diverged simulations
+and hands PPO plain (num_envs, ...) float32 arrays. The order of one step: docs/tasks.md.
+Startup events run when the task's constructor says (`run_events("startup", ...)`).
 """
 
 from __future__ import annotations
@@ -53,7 +44,7 @@ class TaskEnv(ABC):
     """Every reward term the task defines; `cfg.reward_weights` (per second) picks and
     weights them."""
     termination_terms: tuple[TerminationTerm, ...] = ()
-    """How episodes fail (`terms.py`); a task without terms overrides `terminated()`."""
+    """How episodes fail (`terms.py`); an episode ends where any is True."""
     event_terms: tuple[EventTerm, ...] = ()
     """What is done to the simulations at startup, at resets and every step before physics
     (`terms.py`), run in this order within each mode."""

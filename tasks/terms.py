@@ -1,16 +1,10 @@
 """Observation, reward, termination and event terms, declared once as data.
 
-A task lists its terms in one place (its `observations.py`, `rewards.py`, and where it
-has them `terminations.py` and `events.py`); everything
-that used to repeat a term's name is derived from that list: the observation layout and
-the ONNX `observation_names`, the observation noise, the reward weights a config accepts,
-the per-term reward logs and the weighted sum (`TaskEnv`).
-
-Reward weights are per second. The environment multiplies each weight by the task's
-nominal control period (`cfg.control_dt`), so a weight means the same whatever the
-control rate: a term of value 1 held for one second earns its weight. The terms are
-frozen and never changed after construction; a config overrides a weight by name
-(`--set task.reward_weights.NAME=W`), never the term itself.
+A task lists its terms in one place; the observation layout and ONNX
+`observation_names`, the observation noise, the reward weights a config accepts, the
+per-term logs and the weighted sum derive from that list (`TaskEnv`). Reward weights are
+per second (times `cfg.control_dt` per step); a config overrides a weight by name, never
+the term. docs/tasks.md describes the four kinds.
 """
 
 from __future__ import annotations
@@ -62,22 +56,20 @@ class RewardTerm:
 
 
 def read_input(env: Any, name: str) -> Any:
-    """One input of a term, by name: "cfg.FIELD" the task config's field, else the
-    environment's attribute, called when it is a method (`foot_contact`, `walking`)."""
-    if name.startswith("cfg."):
-        return getattr(env.cfg, name[4:])
-    value = getattr(env, name)
+    """One input of a term, by name: the environment's attribute, or with dots an
+    attribute's (`cfg.FIELD`, `state.base_pos`), called when it is a method
+    (`foot_contact`, `walking`)."""
+    value = env
+    for part in name.split("."):
+        value = getattr(value, part)
     return value() if callable(value) else value
 
 
 @dataclass(frozen=True)
 class TerminationTerm:
     """One named way an episode fails: `func(env, **params)` returns (num_envs,) bool, True
-    where the episode ends now (a fall, a drift out of bounds), without changing the
-    environment's state. `TaskEnv` evaluates every term once per step, after the rewards
-    and before `after_step`, and keeps each result by name (`env.terminations`) for the
-    step's metrics; an episode ends where any term is True. The time limit is not a
-    term: `TaskEnv` truncates at `max_episode_steps`."""
+    where the episode ends now, without changing the environment's state. `TaskEnv` keeps
+    each term's last value by name (`env.terminations`); the time limit is not a term."""
 
     name: str
     func: Callable[..., np.ndarray]
@@ -92,20 +84,13 @@ EVENT_MODES = ("startup", "reset", "interval")
 
 @dataclass(frozen=True)
 class EventTerm:
-    """One named change made to the simulations at a fixed point of their life, in the
-    order the task lists its events:
-
-    - "startup": once, when the environment is built; `func(env, ids, **params)` with
-      every simulation's id (the G1's calibration overlay).
-    - "reset": for simulations starting new episodes, after `reset_state` wrote their
-      initial state; `func(env, ids, **params)` (domain randomization, a task's loads).
-    - "interval": every control step before physics; `func(env, t, **params)` with the
-      episode times t (num_envs,) s, the function choosing which simulations are due
-      (pushes on their own random schedule).
-
-    `randomization` True: a domain randomization, run only where the environment
-    randomizes (`env.randomize`: training with `randomize` on). Events draw from the
-    environment's one generator, so their order is part of a rollout's numbers."""
+    """One named change made to the simulations at a fixed point of their life: `mode`
+    "startup" (once, `func(env, ids, **params)` with every simulation), "reset" (after
+    `reset_state`, `func(env, ids, **params)` with the restarting simulations) or
+    "interval" (every control step before physics, `func(env, t, **params)` with the
+    episode times t (num_envs,) s). `randomization` True: run only where the environment
+    randomizes (`env.randomize`). Events run in the order listed and draw from the env's
+    one generator, so that order is part of a rollout's numbers."""
 
     name: str
     func: Callable[..., None]

@@ -14,8 +14,7 @@ TRAIN_DEFAULTS = TrainDefaults(
     eval_episodes=64,
     eval_interval=20,
     num_steps_per_env=32,
-    # 22 action dimensions: the adaptive-KL rate sank to its floor (1e-5) and stayed there
-    # in the first runs; a fixed rate keeps the actor learning.
+    # 22 action dimensions: a fixed rate keeps the actor learning (docs/findings.md, PPO).
     schedule="fixed",
     learning_rate=0.0003,
     actor_hidden=(256, 128),

@@ -8,9 +8,9 @@ hand should be, so a zero action replays it and exploration starts near a useful
 motion; the policy learns only what kinematics cannot give, above all how hard to
 squeeze (references touch the object without force) and how to correct the wrist when
 the object lags or slips. The preload exists because a squeeze needs several fingers
-to push at once, which independent exploration noise per joint almost never does: the
-first runs without it never found a grip (held-out success 0 after 1.2 M steps); with
-it, a zero action already grips and the policy refines it. The residual range (4 cm, 0.2 rad on the wrist, 0.25 rad on
+to push at once, which independent exploration noise per joint almost never does
+(docs/findings.md, dex-track); with it, a zero action already grips and the policy
+refines it. The residual range (4 cm, 0.2 rad on the wrist, 0.25 rad on
 the fingers) bounds how far it can leave the reference.
 
 One simulation holds one object whose type and size come from its reference and whose

@@ -116,16 +116,9 @@ class G1Config:
     `torque_speed_range`), updated before every physics step: the joint velocity limits
     hold in the simulation. False: a constant torque limit at any speed."""
     actuation: str = "substeps"
-    """How the motors' command latency and torque-speed envelope reach MuJoCo. substeps:
-    the task writes each physics step's command (the late target blended in) and torque
-    range from Python, one engine call per physics step (every engine). native: MuJoCo's own actuators do both, a
-    `dcmotor` per joint whose driver gives the same envelope (robots/g1/actuators.py,
-    `driver_resistance`) and their ctrl delay the same latency, so a control step is one
-    engine call (two while a latency is under one physics step: the native delay reads a
-    command only from the step after it arrives, so that first step is blended by hand);
-    mjbatch only. The same model to rounding, except that MuJoCo's implicit integrator
-    keeps a saturated motor's -kd velocity derivative, which the force range drops
-    (bench/native_motor.py)."""
+    """How the motors' command latency and torque-speed envelope reach MuJoCo: substeps
+    (from Python, every physics step; every engine) or native (MuJoCo's `dcmotor`
+    actuators and ctrl delay; mjbatch only). docs/g1.md, "Native actuation"."""
     eval_friction: float = 1.0
     """Sliding friction of floor and soles in evaluation (training randomizes it over
     `randomization.friction`); every G1 evaluation JSON states it as `foot_friction`."""

@@ -1,17 +1,8 @@
 """The G1 itself, shared by the G1 tasks (`G1Env`): the robot on a floor commanded by
-joint position targets, calibrated and randomized, with its observations, rewards and
-falls; `g1-force` adds random external forces, `g1-pull` a towed load.
-
-Actions are PD targets: q_target = default + action_scale * action through the model's
-position actuators at 50 Hz over 200 Hz physics (`actuation.py`; MuJoCo's own delayed
-actuators with `task.actuation=native`, `native_actuation.py`). The other parts: what
-the robot measures and where its links are (`sensing.py`), what is read once from the
-model (`model.py`), the calibration overlay (`calibration.py`), domain randomization and
-pushes (`randomization.py`). The G1's terms: observations, rewards, terminations (falls)
-and events (`events.py`: calibration at startup; randomization, the task's loads and the
-push schedule at resets; external forces and pushes before physics). A task's external
-forces act on the torso and both hands (`apply_external_forces`), and the FAT2 reward
-asks the robot to lean into them.
+joint position targets (q_target = default + action_scale * action, 50 Hz over 200 Hz
+physics), calibrated and randomized, with its terms; its parts, one module each, are
+listed in docs/tasks.md ("Shared parts"). A task's external forces act on the torso and
+both hands (`apply_external_forces`), and the FAT2 reward asks the robot to lean into them.
 """
 
 from __future__ import annotations
@@ -50,9 +41,7 @@ ACTION_GROUPS: dict[str, tuple[int, ...]] = {
 
 G1_ACTION_CLIP = 5.0
 """Actions may reach +-5: with action scale 0.25 x torque limit / kp, |a| = 4 asks for the
-full torque from the default pose. At +-1 (the generic clip) an ankle could lean on at
-most a quarter of its torque and a hip could swing 0.2 rad, too little to step or to lean
-into a large load. As in legged_gym and mjlab, the Gaussian mean is otherwise unbounded."""
+full torque from the default pose (why not +-1: docs/findings.md, G1)."""
 
 
 class G1Env(G1Sensing, G1Actuation, TaskEnv):
@@ -205,11 +194,9 @@ class G1Env(G1Sensing, G1Actuation, TaskEnv):
         obs = observe(POLICY_TERMS, reading)
         critic = np.concatenate([obs, observe(PRIVILEGED_TERMS, self)], axis=1)
         if self.randomize:
-            obs = obs + self.rng.normal(size=obs.shape).astype(np.float32) * self._noise_scale()
+            scale = noise_scale(POLICY_TERMS, self.cfg.randomization).astype(np.float32)
+            obs = obs + self.rng.normal(size=obs.shape).astype(np.float32) * scale
         return obs, critic
-
-    def _noise_scale(self) -> np.ndarray:
-        return noise_scale(POLICY_TERMS, self.cfg.randomization).astype(np.float32)
 
     def after_step(self) -> None:
         """In evaluation, how deep the robot's geoms sink into each other."""

@@ -73,7 +73,7 @@ class G1Sensing:
         out[..., 0] = c * x + s * y
         out[..., 1] = -s * x + c * y
         out[..., 2] = vectors[..., 2]
-        out += 0.0  # zeros come out +0, as from a sum of products (the byte-exact past)
+        out += 0.0  # zeros as +0, as a matrix product gives them: -0 changes a hash's bytes
         return out
 
     def fat2_target(self) -> np.ndarray:

@@ -43,7 +43,7 @@ class LoadConfig:
     episodes (one per simulation) fail, down when more than lower_above_fall_rate do. An
     episode fails when the robot falls or, walking, covers less than
     min_progress_fraction of its commanded distance: a robot that holds its ground
-    without towing the cart does not raise the load (it did in the first runs).
+    without towing the cart does not raise the load.
     curriculum "per_sim": each simulation keeps its own level instead, up a step after
     each episode it succeeds in, down a step after each failure (PerSimulationCurriculum);
     the raise/lower rates then do not apply."""

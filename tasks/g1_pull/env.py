@@ -1,14 +1,9 @@
-"""`g1-pull` environment: the G1 tows a cart by a rope handle, walking backward (the cart
-in front) or forward (the cart behind), against a rolling resistance that rises with a
-fall-rate curriculum.
-
-Everything about the robot comes from the G1 base, `tasks/g1/` `G1Env` (actions, calibration,
-randomization, observations, balance and effort rewards, falls); this class adds the
-scene (`scene.py`), the walking command, the load and the pulling-force metrics. The
-robot holds both ends of a rope looped through the cart's hitch; MuJoCo sensors give the
-rope tension T and where the grips and the hitch are, so each hand is pulled with T
-towards the hitch. Their sum is the handle force (its magnitude is what the metrics
-measure), and FAT2 takes the two hand forces as the external forces.
+"""`g1-pull` environment: the walking G1 (`G1GaitEnv`) tows a cart by a rope handle,
+walking backward (the cart in front) or forward (the cart behind), against a rolling
+resistance that rises with a curriculum; this class adds the scene, the command, the
+load and the pulling-force metrics. MuJoCo sensors give the rope tension T and where the
+grips and the hitch are: each hand is pulled with T towards the hitch, their sum is the
+handle force, and FAT2 takes the two hand forces as the external forces.
 """
 
 from __future__ import annotations
@@ -66,7 +61,8 @@ def start_cart(env, ids: np.ndarray) -> None:
         load, command = cfg.load, cfg.command
         env.direction[ids] = np.where(rng.random(n) < command.forward_prob, 1.0, -1.0)
         env.speed[ids] = rng.uniform(*command.speed_m_s, n)
-        env.resistance[ids] = env.load_level(ids) * rng.uniform(*load.resistance_spread, n)
+        level = env.curriculum.levels_of(ids)
+        env.resistance[ids] = level * rng.uniform(*load.resistance_spread, n)
         env.damping[ids] = rng.uniform(*load.damping_n_s_m, n)
         env.stiffness[ids] = rng.uniform(*load.spring_n_m, n)
     cart_x = env.cart_start_x(env.direction[ids])
@@ -257,12 +253,11 @@ class G1PullEnv(G1GaitEnv):
 
     # -- metrics --------------------------------------------------------------------------
     def episode_metrics(self, ids: np.ndarray) -> dict[str, np.ndarray]:
-        """fall_rate, peak_force_n (largest handle force), pull_force_held_n (metrics.py,
-        with eval_pull's hold time and moving speed; 0 after a fall), pull_resistance_n,
-        per direction peak_pull_force_{backward,forward}_n (0 for the
-        other direction; `simreal eval` takes their maximum), and pulls_forward (1 or 0:
-        its mean is the share of forward episodes; summarize_episodes splits by it). Training also reports the
-        curriculum's load_resistance_level_n and feeds it the outcomes."""
+        """fall_rate, peak_force_n (largest handle force), pull_force_held_n (metrics.py;
+        0 after a fall), pull_resistance_n, per direction peak_pull_force_{backward,
+        forward}_n (0 for the other direction; `simreal eval` takes their maximum) and
+        pulls_forward (1 or 0). Training also reports load_resistance_level_n and feeds
+        the curriculum the outcomes."""
         fell = self.ended_in_fall(ids)
         ev = self.cfg.eval_pull
         held = held_force(
@@ -287,7 +282,7 @@ class G1PullEnv(G1GaitEnv):
         if self.cfg.evaluation:
             out["self_penetration_m"] = self.self_penetration_m[ids].copy()
         else:
-            out["load_resistance_level_n"] = self.load_level(ids)
+            out["load_resistance_level_n"] = self.curriculum.levels_of(ids)
             failed = fell | self.fell_short(ids)
             self.curriculum.record_episodes(ids, failed, window=self.num_sims)
         return out
@@ -314,10 +309,6 @@ class G1PullEnv(G1GaitEnv):
                 for i in order
             ]
         return out
-
-    def load_level(self, ids: np.ndarray) -> np.ndarray:
-        """(len(ids),) the curriculum's resistance level for these simulations."""
-        return self.curriculum.levels_of(ids)
 
     def fell_short(self, ids: np.ndarray) -> np.ndarray:
         """Walking episodes of `ids` whose pelvis covered less than min_progress_fraction

@@ -1,27 +1,8 @@
-"""The `g1-pull` scene: the G1's own model plus a rope handle and a cart on rails,
-composed with MuJoCo's model editor (MjSpec) from `build_mjcf`.
-
-Layout (world frame, the robot standing at the origin facing +x):
-    cart        a body on a slide joint along x (the rails) at the hands' standing
-                height, touching nothing; its qpos is its x position.
-    rope        a spatial tendon from the left hand's grip, through the cart's hitch (a
-                ring), to the right hand's grip: the robot holds both ends of a rope
-                looped through the cart. Its length is limited to twice
-                `rope_length_m`, so a taut rope pulls and a slack one does nothing; the
-                tension T is the same in both strands and each hand is pulled towards the
-                hitch with T.
-    sensors     `rope_tension` (tendonlimitfrc, T >= 0 in N) and the world positions of
-                both grips and the hitch (framepos), from which the force on each hand
-                follows: T times the unit vector from the grip to the hitch.
-
-The tendon passes through bodies: when the robot pulls forward, the strands run from
-the hands straight back through its legs to the cart; only their lines of action
-matter. A rope handle (rather than a bar welded to both hands) adds one degree of
-freedom and one constraint row, so the scene simulates about as fast as g1-force's.
-Constraint softness: the rope uses the stiffest safe time constant (twice the timestep)
-and impedance 0.99, so it stretches about 1 cm per 100 N of handle force (4.6 cm at
-425 N, measured with the robot held still); MuJoCo's default softness stretched it
-about four times as much.
+"""The `g1-pull` scene: the G1's own model plus a cart on rails (a slide joint along x;
+its qpos is its x position) and a rope handle (a length-limited spatial tendon from the
+left grip through the cart's hitch to the right grip), composed with MuJoCo's model
+editor (MjSpec) from `build_mjcf`; sensors give the rope tension and where the grips and
+the hitch are. The layout and the rope's stiffness: docs/g1-pull.md, "Scene".
 """
 
 from __future__ import annotations

@@ -147,6 +147,11 @@ class LaneKeepEnv(TaskEnv):
         self.desired_speed = np.minimum(self.cfg.target_speed_mps, v_curve)
         self.ranges_valid[:] = False
 
+    @property
+    def forward_speed(self) -> np.ndarray:
+        """(N,) the car's speed along its heading (m/s)."""
+        return self.body_vel[:, 0]
+
     def _truth_estimate(self, ids: np.ndarray) -> LaneEstimate:
         return LaneEstimate(
             self.lane_offset[ids].copy(),
@@ -340,6 +345,10 @@ class LaneKeepEnv(TaskEnv):
             values[ids] = 0.0
         self.collided_any[ids] = False
         self.off_road_any[ids] = False
+
+    def after_reset(self, ids: np.ndarray) -> None:
+        """The restarted cars located on their roads, their perception and PID started
+        from the exact lane state."""
         self._measure()
         self._restart_perception(ids)
         self.pid_integral[ids] = 0.0

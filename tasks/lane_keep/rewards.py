@@ -45,24 +45,13 @@ def failure(collided: np.ndarray, off_road: np.ndarray) -> np.ndarray:
     return (collided | off_road).astype(np.float64)
 
 
-# -- the terms, read from a LaneKeepEnv's measurements of this step --------------------
-
-
-def speed_term(env) -> np.ndarray:
-    return speed(env.body_vel[:, 0], env.desired_speed)
-
-
-def semantic_term(env) -> np.ndarray:
-    return semantic_alignment(env.body_vel[:, 0], env.caption_speed)
-
-
 REWARDS: tuple[RewardTerm, ...] = (
     RewardTerm("lane_keeping", lane_keeping, 20.0, inputs=("lane_offset",)),
     RewardTerm("heading", heading, -20.0, inputs=("heading_error",)),
     RewardTerm("clearance", clearance, -20.0, inputs=("gap",)),
-    RewardTerm("speed", speed_term, weight=10.0),
+    RewardTerm("speed", speed, 10.0, inputs=("forward_speed", "desired_speed")),
     RewardTerm("smoothness", smoothness, -4.0, inputs=("action", "last_action")),
-    RewardTerm("semantic", semantic_term, weight=-2.0),
+    RewardTerm("semantic", semantic_alignment, -2.0, inputs=("forward_speed", "caption_speed")),
     RewardTerm("failure", failure, -400.0, inputs=("collided", "off_road")),
 )
 """Default weights per second (at 20 Hz control: lane_keeping 1, heading -1, clearance -1,

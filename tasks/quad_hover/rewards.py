@@ -15,12 +15,8 @@ def hover(base_pos: np.ndarray, target: np.ndarray) -> np.ndarray:
     return np.maximum(0.0, 2.0 - d**4)
 
 
-def hover_term(env) -> np.ndarray:
-    return hover(env.state.base_pos, env.target)
-
-
 REWARDS: tuple[RewardTerm, ...] = (
-    RewardTerm("hover", hover_term, weight=30.0),
+    RewardTerm("hover", hover, 30.0, inputs=("state.base_pos", "target")),
     ang_vel_reward(),
     action_rate_reward(),
 )

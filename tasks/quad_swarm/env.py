@@ -25,7 +25,7 @@ from simreal.tasks.quadrotor import airframe
 from simreal.tasks.quadrotor.controller import mixer_matrix, rotor_thrusts
 from simreal.tasks.quadrotor.env import motor_metadata
 from simreal.tasks.rotations import roll_pitch
-from simreal.tasks.terms import layout, noise_scale, observe
+from simreal.tasks.terms import EventTerm, TerminationTerm, layout, noise_scale, observe
 
 CRASH_HEIGHT = 0.05
 SLOT_XS = np.linspace(-3.0, 3.0, 11)
@@ -33,11 +33,34 @@ SLOT_DEPTHS = np.array([0.4, 0.9, 1.4])
 """Start and goal slots: 11 across by 3 deep at each end of the room (33 drones at most)."""
 
 
+def randomize_airframes(env, ids: np.ndarray) -> None:
+    """New airframe and motor scales, motor lag and command latency for every drone of
+    simulations `ids` (`airframe.sample`), written into their model."""
+    drawn = airframe.sample(env.rng, env.cfg.randomization, (ids.size, env.agents_per_sim))
+    env.kf_scale[ids] = drawn["kf_scale"]
+    env.latency_steps[ids] = drawn["latency_steps"]
+    env._airframe.write(env.engine, ids, drawn)
+
+
+def crashed(env) -> np.ndarray:
+    """(num_envs,) the drones that crashed this step (`simulate` judges them, so that the
+    step's rewards see them): in training each ends its own episode and respawns. In
+    evaluation none does: every drone's episode runs to the end, so the swarm's outcome
+    is judged once, at the end, for all of its drones; a crashed drone drops out with
+    motors off (`after_step`)."""
+    if env.cfg.evaluation:
+        return np.zeros(env.num_envs, dtype=bool)
+    return env.crashed_now.ravel()
+
+
 class QuadSwarmEnv(TaskEnv):
     robot = "crazyflie"
     agents_end_together = False
     cfg: QuadSwarmConfig
     reward_terms = rewards.REWARDS
+    termination_terms = (TerminationTerm("crashed", crashed),)
+    event_terms = (EventTerm("airframe", randomize_airframes, "reset", randomization=True),)
+    """Airframe randomization (task.randomization), per drone, at resets in training."""
 
     def __init__(
         self,
@@ -104,7 +127,6 @@ class QuadSwarmEnv(TaskEnv):
         self.start_pos = np.zeros((s, n, 3))
         model = self.engine.model
         self._column_geoms = np.array([model.geom(f"column{j}").id for j in range(cells * cells)])
-        # Airframe randomization (task.randomization), per drone, training only.
         self.randomize = not cfg.evaluation and cfg.randomization.enabled
         self._airframe = airframe.Nominal(
             self.engine, np.array([model.body(f"drone{i}").id for i in range(n)])
@@ -355,15 +377,6 @@ class QuadSwarmEnv(TaskEnv):
         scale = noise_scale(self.policy_terms, c.randomization) * self._noisy  # flags stay 0/1
         return obs + (self.rng.normal(size=obs.shape) * scale).astype(np.float32), obs
 
-    def terminated(self) -> np.ndarray:
-        """In training a drone that crashed this step ends its own episode (and respawns).
-        In evaluation every drone's episode runs to the end, so the swarm's outcome is
-        judged once, at the end, for all of its drones; a crashed drone drops out with
-        motors off (`after_step`)."""
-        if self.cfg.evaluation:
-            return np.zeros(self.num_envs, dtype=bool)
-        return self.crashed_now.ravel()
-
     def episode_metrics(self, ids: np.ndarray) -> dict[str, np.ndarray]:
         """Swarm outcomes of each drone's simulation so far: success needs every drone at
         its goal at the end with no collision and no crash in the whole episode."""
@@ -523,11 +536,6 @@ class QuadSwarmEnv(TaskEnv):
         self.action[sim_ids] = 0.0
         self.last_action[sim_ids] = 0.0
         self.action_queue[:, sim_ids] = 0.0
-        if self.randomize:
-            drawn = airframe.sample(self.rng, c.randomization, (k, n))
-            self.kf_scale[sim_ids] = drawn["kf_scale"]
-            self.latency_steps[sim_ids] = drawn["latency_steps"]
-            self._airframe.write(self.engine, sim_ids, drawn)
         self.prev_goal_dist[sim_ids] = np.linalg.norm(goals - starts, axis=-1)
         if self.floor is not None:
             self._reset_path_maps(sim_ids)

@@ -18,13 +18,9 @@ def action_rate(action: np.ndarray, last_action: np.ndarray) -> np.ndarray:
     return np.sum(np.square(action - last_action), axis=1)
 
 
-def ang_vel_term(env) -> np.ndarray:
-    return ang_vel(env.state.base_ang_vel)
-
-
 def ang_vel_reward(weight: float | None = None) -> RewardTerm:
     """`ang_vel`: squared body rate, with a task's default weight (per second)."""
-    return RewardTerm("ang_vel", ang_vel_term, weight)
+    return RewardTerm("ang_vel", ang_vel, weight, inputs=("state.base_ang_vel",))
 
 
 def action_rate_reward(weight: float | None = None) -> RewardTerm:
