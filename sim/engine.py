@@ -94,12 +94,18 @@ def make_engine(name: str, mjcf: str, num_envs: int, num_threads: int = 0) -> En
         return MjBatchEngine.from_xml(mjcf, num_envs, num_threads)
     if name == "pybullet":
         try:
+            from simreal.sim.pybullet_articulated import PyBulletArticulatedEngine, is_articulated
             from simreal.sim.pybullet_engine import PyBulletEngine
         except ModuleNotFoundError as err:
             if err.name != "pybullet":
                 raise
             raise missing_extra("pybullet", "pybullet") from err
-        return PyBulletEngine.from_xml(mjcf, num_envs, num_threads)
+        import mujoco
+
+        model = mujoco.MjModel.from_xml_string(mjcf)
+        if is_articulated(model):  # a robot with joints (the G1); else free bodies
+            return PyBulletArticulatedEngine(model, num_envs, num_threads)
+        return PyBulletEngine(model, num_envs, num_threads)
     if name == "warp":
         from simreal.sim.warp_engine import WarpEngine
 
