@@ -247,7 +247,9 @@ class PyBulletArticulatedEngine(HostStateEngine):
             f.write(urdf)
             f.flush()
             self_collide = _robot_self_collides(model)
-            flags = p.URDF_USE_INERTIA_FROM_FILE | p.URDF_MERGE_FIXED_LINKS
+            # Not URDF_MERGE_FIXED_LINKS: PyBullet 3.2.7 merges a fixed child's inertia wrongly
+            # (the hung chirp's waist joints then part from MuJoCo by 0.29 rad, 0.03 unmerged).
+            flags = p.URDF_USE_INERTIA_FROM_FILE
             if self_collide:
                 flags |= p.URDF_USE_SELF_COLLISION | p.URDF_USE_SELF_COLLISION_EXCLUDE_PARENT
             root_pos, root_quat = model.body_pos[1], model.body_quat[1]
@@ -294,6 +296,12 @@ class PyBulletArticulatedEngine(HostStateEngine):
         excluded = {
             tuple(sorted((int(link_of[s >> 16]), int(link_of[s & 0xFFFF]))))
             for s in model.exclude_signature
+        }
+        excluded |= {
+            tuple(sorted((int(link_of[a]), int(link_of[b]))))
+            for a in range(1, model.nbody)
+            for b in range(a + 1, model.nbody)
+            if _filtered_as_family(model, a, b)
         }
         link_ids = sorted(by_link)
         for robot in ids:
@@ -511,8 +519,9 @@ def check_same_robot(model: mujoco.MjModel, body: int, joints: dict[str, int], c
         if info[0] > 0 and not any(info[2]):
             # PyBullet zeroes an inertia that is no rigid body's, with only a printed warning
             problems.append(f"link {k}: PyBullet zeroed its inertia (not a rigid body's)")
-    # a fixed base reports no mass in PyBullet; in MuJoCo it is welded to the world (weld 0)
-    expected = model.body_mass[model.body_weldid != 0].sum()
+    # a fixed base reports no mass in PyBullet (its fixed children do)
+    floating = bool(model.njnt) and model.jnt_type[0] == mujoco.mjtJoint.mjJNT_FREE
+    expected = model.body_mass[1:].sum() - (0.0 if floating else model.body_mass[1])
     if abs(mass - expected) > 1e-6 * max(1.0, mass):
         problems.append(f"moving mass {mass:.6f} kg vs MJCF {expected:.6f} kg")
     if problems:
@@ -537,6 +546,17 @@ def _quiet():
         os.dup2(saved, 1)
         os.close(saved)
         os.close(devnull)
+
+
+def _filtered_as_family(model: mujoco.MjModel, a: int, b: int) -> bool:
+    """MuJoCo never collides bodies welded together, nor (filterparent) a body with its
+    parent, both taken as the rigid groups they are welded into (not the world's)."""
+    wa, wb = model.body_weldid[a], model.body_weldid[b]
+    if wa == wb:
+        return True
+    if not wa or not wb:
+        return False
+    return model.body_parentid[wa] == wb or model.body_parentid[wb] == wa
 
 
 def _robot_self_collides(model: mujoco.MjModel) -> bool:
