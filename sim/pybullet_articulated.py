@@ -143,24 +143,29 @@ def check_supported(model: mujoco.MjModel) -> None:
                 )
             elif not np.allclose(_matrix(model.geom_quat[g])[:, 2], [0, 0, 1]):
                 problems.append(f"world geom {model.geom(g).name or g}: only horizontal planes")
+    by_feature: dict[str, list[str]] = {}
     for a in range(model.nu):
-        actuator = f"actuator {model.actuator(a).name or a}"
+        name = model.actuator(a).name or str(a)
         if model.actuator_trntype[a] != mujoco.mjtTrn.mjTRN_JOINT:
             trn = _name(mujoco.mjtTrn, model.actuator_trntype[a])
-            problems.append(f"{actuator}: {trn} transmission (only joint)")
+            by_feature.setdefault(f"{trn} transmission (only joint)", []).append(name)
         if model.actuator_dyntype[a] != mujoco.mjtDyn.mjDYN_NONE:
-            problems.append(
-                f"{actuator}: {_name(mujoco.mjtDyn, model.actuator_dyntype[a])} dynamics"
-            )
+            dyn = _name(mujoco.mjtDyn, model.actuator_dyntype[a])
+            by_feature.setdefault(f"{dyn} actuator dynamics", []).append(name)
         if model.actuator_gaintype[a] != mujoco.mjtGain.mjGAIN_FIXED:
-            problems.append(f"{actuator}: {_name(mujoco.mjtGain, model.actuator_gaintype[a])} gain")
+            gain = _name(mujoco.mjtGain, model.actuator_gaintype[a])
+            by_feature.setdefault(f"{gain} actuator gain", []).append(name)
         if int(model.actuator_biastype[a]) not in (
             int(mujoco.mjtBias.mjBIAS_NONE),
             int(mujoco.mjtBias.mjBIAS_AFFINE),
         ):
-            problems.append(f"{actuator}: {_name(mujoco.mjtBias, model.actuator_biastype[a])} bias")
+            bias = _name(mujoco.mjtBias, model.actuator_biastype[a])
+            by_feature.setdefault(f"{bias} actuator bias", []).append(name)
         if model.actuator_history[a, 0]:
-            problems.append(f"{actuator}: ctrl history (native command delay)")
+            by_feature.setdefault("actuator ctrl history (native command delay)", []).append(name)
+    for feature, names in by_feature.items():
+        more = f", ... ({len(names)} actuators)" if len(names) > 2 else ""
+        problems.append(f"{feature}: {', '.join(names[:2])}{more}")
     if problems:
         raise ValueError(
             "the pybullet engine cannot simulate this model; unsupported: " + "; ".join(problems)
