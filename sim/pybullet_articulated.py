@@ -81,8 +81,21 @@ h = 2.5 ms, so gains up to about 3x nominal). Measured on the cross-engine cases
 substep agrees about as well (hung chirp 0.039 rad against 0.035) at twice the speed,
 4 substeps a little better (0.033) at half."""
 
-SUPPORTED_FIELDS = ("actuator_gainprm", "actuator_biasprm", "actuator_forcerange")
-"""Per-copy model fields, read at every physics step (no commit needed)."""
+LIVE_FIELDS = ("actuator_gainprm", "actuator_biasprm", "actuator_forcerange", "dof_damping")
+"""Per-copy model fields read at every physics step (no commit needed)."""
+
+COMMITTED_FIELDS = ("dof_frictionloss", "geom_friction", "body_mass", "body_inertia")
+"""Per-copy model fields pushed to PyBullet by `commit_model`: joint dry friction, link
+sliding friction, link masses with their inertia (PyBullet takes the principal moments,
+so an inertia must be the nominal one scaled by the mass ratio, as the G1's
+randomization writes it)."""
+
+NOMINAL_ONLY_FIELDS = ("body_ipos", "dof_armature")
+"""Fields PyBullet cannot change per copy after loading (a link's centre of mass; the
+armature folded into the URDF's inertia): accepted while they hold the nominal values,
+refused by `commit_model` naming the field otherwise."""
+
+SUPPORTED_FIELDS = LIVE_FIELDS + COMMITTED_FIELDS + NOMINAL_ONLY_FIELDS
 
 
 def _g1_urdf() -> str:
@@ -204,7 +217,6 @@ class PyBulletArticulatedEngine(HostStateEngine):
         self._hinges = hinges
         self._qadr = model.jnt_qposadr[hinges]
         self._dadr = model.jnt_dofadr[hinges]
-        self._damping = model.dof_damping[self._dadr].copy()
         # actuator a drives hinge column _act_col[a] with gear[0]
         column = {int(j): k for k, j in enumerate(hinges)}
         self._act_col = np.array([column[int(j)] for j in model.actuator_trnid[:, 0]], dtype=int)
@@ -314,6 +326,16 @@ class PyBulletArticulatedEngine(HostStateEngine):
             if _filtered_as_family(model, a, b)
         }
         link_ids = sorted(by_link)
+        self._floor_geoms = np.asarray(geoms[0], dtype=int)
+        self._link_geoms = by_link
+        self._link_bodies: dict[int, list[int]] = {}
+        for b in range(1, model.nbody):
+            self._link_bodies.setdefault(int(link_of[b]), []).append(b)
+        self._inertia0 = {
+            link: np.array(p.getDynamicsInfo(ids[0], link, physicsClientId=c)[2])
+            for link in self._link_bodies
+        }
+        self._scaled: dict[tuple[int, int], bool] = {}
         for robot in ids:
             p.changeDynamics(robot, -1, maxJointVelocity=MAX_STATE, physicsClientId=c)
             for link in [-1, *range(p.getNumJoints(robot, physicsClientId=c))]:
@@ -396,7 +418,7 @@ class PyBulletArticulatedEngine(HostStateEngine):
         force = gain[..., 0] * ctrl + bias[..., 0] + bias[..., 1] * q + bias[..., 2] * qd
         lo, hi = f["actuator_forcerange"][..., 0], f["actuator_forcerange"][..., 1]
         force = np.where(self._force_limited, np.clip(force, lo, hi), force)
-        tau = -self._damping * self.qvel[:, self._dadr]
+        tau = -f["dof_damping"][:, self._dadr] * self.qvel[:, self._dadr]
         np.add.at(tau.T, self._act_col, (force * self._gear).T)
         return tau
 
@@ -488,7 +510,51 @@ class PyBulletArticulatedEngine(HostStateEngine):
         self._write_state(rows)
 
     def commit_model(self, ids: np.ndarray | None = None) -> None:
-        """Nothing to push: the supported fields are read at every physics step."""
+        """Push the committed fields of copies `ids` (all if None) to PyBullet; refuse a
+        nominal-only field that was changed."""
+        rows = np.arange(self.num_envs) if ids is None else np.arange(self.num_envs)[ids]
+        f, m, c = self._fields, self.model, self._client
+        for name in NOMINAL_ONLY_FIELDS:
+            if not np.allclose(f[name][rows], getattr(m, name)[None], rtol=1e-9, atol=1e-12):
+                raise ValueError(
+                    f"model field {name!r} can only hold its nominal values on the pybullet "
+                    "engine (PyBullet cannot change it per copy after loading)"
+                )
+        ratio = f["body_mass"][rows] / np.maximum(m.body_mass, 1e-12)
+        expected = m.body_inertia[None] * ratio[..., None]
+        if not np.allclose(f["body_inertia"][rows], expected, rtol=1e-9, atol=1e-15):
+            raise ValueError(
+                "model field 'body_inertia' on the pybullet engine must be the nominal inertia "
+                "scaled by the body's mass ratio (PyBullet keeps the URDF's principal axes)"
+            )
+        floor_mu = f["geom_friction"][:, self._floor_geoms, 0].max(axis=1, initial=0.0)
+        for r in rows.tolist():
+            robot = self._ids[r]
+            p.setJointMotorControlArray(
+                robot,
+                self._pb_joints,
+                p.VELOCITY_CONTROL,
+                targetVelocities=[0.0] * len(self._pb_joints),
+                forces=f["dof_frictionloss"][r, self._dadr].tolist(),
+                physicsClientId=c,
+            )
+            for link, bodies in self._link_bodies.items():
+                geoms = self._link_geoms.get(link, [])
+                mu = max(f["geom_friction"][r, geoms, 0].max(initial=0.0), floor_mu[r])
+                mass = float(f["body_mass"][r, bodies].sum())
+                scale = mass / max(float(m.body_mass[bodies].sum()), 1e-12)
+                kwargs = {}
+                if (mass > 0 and abs(scale - 1.0) > 1e-12) or self._scaled.get((r, link)):
+                    kwargs = {
+                        "mass": mass,
+                        "localInertiaDiagonal": (self._inertia0[link] * scale).tolist(),
+                    }
+                    self._scaled[(r, link)] = abs(scale - 1.0) > 1e-12
+                if link == -1 and not self.floating:
+                    kwargs = {}  # a fixed base has no mass to change
+                p.changeDynamics(
+                    robot, link, lateralFriction=float(mu), physicsClientId=c, **kwargs
+                )
 
     def unstable(self) -> np.ndarray:
         restarted = self._restarted.copy()

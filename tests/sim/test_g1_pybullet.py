@@ -21,10 +21,11 @@ shock reaches the ankles differently.
 
 from __future__ import annotations
 
-import numpy as np
-import pytest
+import dataclasses
 
-pytest.importorskip("pybullet")
+import numpy as np
+import pybullet
+import pytest
 
 from simreal.robots.g1.joints import JOINT_NAMES
 from simreal.robots.g1.mjcf import build_mjcf
@@ -111,3 +112,35 @@ def test_open_loop_trajectories_agree_with_mjbatch(case):
     assert result["joint_mean_rad"] <= joint_mean, result
     if height_max is not None:
         assert result["height_max_m"] <= height_max, result
+
+
+def test_g1_force_evaluation_runs_on_pybullet_with_its_model_fields():
+    """The evaluation config writes the G1's model fields at their nominal values (joint
+    friction and damping, link masses, foot friction): PyBullet takes them, and the robot
+    stands under the policy-free default command for 0.2 s."""
+    cfg = dataclasses.replace(get_task("g1-force").config_cls(), evaluation=True)
+    env = make_env("g1-force", cfg, 2, "pybullet", seed=0)
+    env.reset()
+    for _ in range(10):
+        result = env.step(np.zeros((2, env.num_actions), np.float32))
+        assert not result.terminated.any()
+    assert 0.6 < env.engine.qpos[:, 2].min() < 0.8
+
+
+def test_fields_pybullet_cannot_change_per_copy_are_refused_when_changed():
+    engine = make_engine("pybullet", build_mjcf(), 2)
+    engine.model_field("body_mass")[1] *= 1.1
+    engine.model_field("body_inertia")[1] *= 1.1
+    engine.commit_model()  # mass with inertia scaled alike: PyBullet takes it
+    torso = engine.model.body("torso_link").id
+    link = next(k for k, bodies in engine._link_bodies.items() if bodies == [torso])
+    mass = [
+        pybullet.getDynamicsInfo(engine._ids[r], link, physicsClientId=engine._client)[0]
+        for r in (0, 1)
+    ]
+    nominal = engine.model.body_mass[torso]
+    np.testing.assert_allclose(mass, [nominal, 1.1 * nominal], rtol=1e-9)
+    engine.model_field("body_ipos")[0, 16, 0] += 0.02
+    with pytest.raises(ValueError, match=r"'body_ipos'.*pybullet engine"):
+        engine.commit_model()
+    engine.close()
