@@ -58,6 +58,9 @@ def sensor_view(engine: Engine, name: str, task: str) -> np.ndarray:
     data at construction). Sensors are not part of the Engine interface: only mjbatch has
     MuJoCo's sensor pipeline, so a task that needs one asks for it here and other engines
     are refused with a message naming the task, the sensor and the engine."""
+    own = getattr(engine, "sensor_view", None)
+    if own is not None:  # an engine that computes some sensors itself (PyBullet's G1)
+        return own(name, task)
     batch = getattr(engine, "batch", None)
     if batch is None or not hasattr(batch, "sensor"):
         raise ValueError(

@@ -238,8 +238,10 @@ class PyBulletArticulatedEngine(HostStateEngine):
                 "resetJointState",
                 "setJointMotorControlArray",
                 "stepSimulation",
+                "getContactPoints",
             )
         }
+        self._sensors: dict[str, np.ndarray] = {}
         p.setGravity(*model.opt.gravity, physicsClientId=c)
         p.setPhysicsEngineParameter(
             fixedTimeStep=self.physics_dt / SUBSTEPS,
@@ -404,6 +406,7 @@ class PyBulletArticulatedEngine(HostStateEngine):
                 step_simulation()
                 self._read_joints()
         self._read_state()
+        self._update_sensors()
 
     def joint_torques(self) -> np.ndarray:
         """(N, njoint) torque of the actuators and the viscous damping at the current state."""
@@ -509,6 +512,35 @@ class PyBulletArticulatedEngine(HostStateEngine):
         self.xfrc_applied[rows] = 0.0
         self._write_state(rows)
 
+    SENSORS = ("self_contact",)
+    """MuJoCo sensors this engine computes itself; others are refused by name."""
+
+    def sensor_view(self, name: str, task: str) -> np.ndarray:
+        """Live (N, dim) view of sensor `name`, updated after every `step`. `self_contact`
+        (the G1's robot-robot contact sensor: number of contacts, smallest distance in
+        m) from PyBullet's own contact points of each robot with itself: PyBullet's
+        collision pipeline, so the count differs from MuJoCo's (one point per touching
+        pair of shapes in MuJoCo, up to four per pair of links here)."""
+        if name not in self.SENSORS or name not in _sensor_names(self.model):
+            raise ValueError(
+                f"{task} reads the MuJoCo sensor {name!r}; the pybullet engine computes only "
+                f"{', '.join(self.SENSORS)} (use --engine mjbatch)"
+            )
+        if name not in self._sensors:
+            self._sensors[name] = np.zeros((self.num_envs, 2))
+            self._update_sensors()
+        return self._sensors[name]
+
+    def _update_sensors(self) -> None:
+        view = self._sensors.get("self_contact")
+        if view is None:
+            return
+        contacts = self._call["getContactPoints"]
+        for r, robot in enumerate(self._ids):
+            points = contacts(robot, robot)
+            view[r, 0] = len(points)
+            view[r, 1] = min((pt[8] for pt in points), default=0.0)
+
     def commit_model(self, ids: np.ndarray | None = None) -> None:
         """Push the committed fields of copies `ids` (all if None) to PyBullet; refuse a
         nominal-only field that was changed."""
@@ -604,6 +636,10 @@ def check_same_robot(model: mujoco.MjModel, body: int, joints: dict[str, int], c
         raise ValueError(
             "the URDF loaded into PyBullet differs from the MJCF: " + "; ".join(problems)
         )
+
+
+def _sensor_names(model: mujoco.MjModel) -> set[str]:
+    return {model.sensor(k).name for k in range(model.nsensor)}
 
 
 @contextlib.contextmanager

@@ -30,7 +30,7 @@ import pytest
 from simreal.robots.g1.joints import JOINT_NAMES
 from simreal.robots.g1.mjcf import build_mjcf
 from simreal.sim import g1_crosscheck
-from simreal.sim.engine import Engine, make_engine
+from simreal.sim.engine import Engine, make_engine, sensor_view
 from simreal.sim.pybullet_articulated import PyBulletArticulatedEngine
 from simreal.tasks import get_task, make_env
 
@@ -143,4 +143,22 @@ def test_fields_pybullet_cannot_change_per_copy_are_refused_when_changed():
     engine.model_field("body_ipos")[0, 16, 0] += 0.02
     with pytest.raises(ValueError, match=r"'body_ipos'.*pybullet engine"):
         engine.commit_model()
+    engine.close()
+
+
+def test_the_self_contact_sensor_is_computed_and_other_sensors_refused():
+    """g1-walk's self-contact penalty reads MuJoCo's contact sensor; PyBullet counts its
+    own robot-robot contact points. An arm swung into the torso touches it in both."""
+    engine = make_engine("pybullet", build_mjcf(), 1)
+    view = sensor_view(engine, "self_contact", "test")
+    assert view.shape == (1, 2)
+    engine.step(1)
+    assert view[0, 0] == 0  # standing pose: the excluded pairs only
+    q = engine.qpos.copy()
+    q[0, 7 + JOINT_NAMES.index("left_shoulder_roll_joint")] = -1.5  # through the torso
+    engine.reset(np.arange(1), q, np.zeros_like(engine.qvel))
+    engine.step(1)
+    assert view[0, 0] > 0 and view[0, 1] < 0
+    with pytest.raises(ValueError, match=r"'imu_torso_gyro'.*pybullet engine computes only"):
+        sensor_view(engine, "imu_torso_gyro", "test")
     engine.close()
