@@ -43,12 +43,14 @@ MuJoCo integrates the actuators' kv and joint damping implicitly (implicitfast);
 PyBullet applies them explicitly, so PyBullet runs `SUBSTEPS` internal steps per
 physics step with the torques recomputed at each (the control stays the same).
 
-Refused before the run (`check_supported`): tendons (g1-pull's rope), equality
-constraints, height fields and non-plane world geoms, flexes, explicit contact pairs,
-actuators other than fixed-gain affine-bias joint actuators (the native `dcmotor`
-motors, activation dynamics, ctrl histories for native latency), ball and slide joints,
-gravcomp, fluid forces, and models with no URDF builder. MuJoCo sensors are refused by
-the task that reads one (`simreal.sim.engine.sensor_view`).
+Refused before the run (`check_supported`, at construction): tendons (g1-pull's rope),
+equality constraints, height fields (g1-walk's rough ground) and non-plane world geoms,
+flexes, explicit contact pairs, actuators other than fixed-gain affine-bias joint
+actuators (the native `dcmotor` motors, activation dynamics, ctrl histories for native
+latency), ball and slide joints, gravcomp, fluid forces, and models with no URDF
+builder. MuJoCo sensors are refused by the task that reads one (`sensor_view`), except
+`self_contact`, computed here. Per-copy model fields: LIVE_FIELDS, COMMITTED_FIELDS and
+NOMINAL_ONLY_FIELDS (a changed value of those is refused at `commit_model`).
 """
 
 from __future__ import annotations
