@@ -58,6 +58,9 @@ def sensor_view(engine: Engine, name: str, task: str) -> np.ndarray:
     data at construction). Sensors are not part of the Engine interface: only mjbatch has
     MuJoCo's sensor pipeline, so a task that needs one asks for it here and other engines
     are refused with a message naming the task, the sensor and the engine."""
+    own = getattr(engine, "sensor_view", None)
+    if own is not None:  # an engine that computes some sensors itself (PyBullet's G1)
+        return own(name, task)
     batch = getattr(engine, "batch", None)
     if batch is None or not hasattr(batch, "sensor"):
         raise ValueError(
@@ -94,12 +97,18 @@ def make_engine(name: str, mjcf: str, num_envs: int, num_threads: int = 0) -> En
         return MjBatchEngine.from_xml(mjcf, num_envs, num_threads)
     if name == "pybullet":
         try:
+            from simreal.sim.pybullet_articulated import PyBulletArticulatedEngine, is_articulated
             from simreal.sim.pybullet_engine import PyBulletEngine
         except ModuleNotFoundError as err:
             if err.name != "pybullet":
                 raise
             raise missing_extra("pybullet", "pybullet") from err
-        return PyBulletEngine.from_xml(mjcf, num_envs, num_threads)
+        import mujoco
+
+        model = mujoco.MjModel.from_xml_string(mjcf)
+        if is_articulated(model):  # a robot with joints (the G1); else free bodies
+            return PyBulletArticulatedEngine(model, num_envs, num_threads)
+        return PyBulletEngine(model, num_envs, num_threads)
     if name == "warp":
         from simreal.sim.warp_engine import WarpEngine
 

@@ -11,8 +11,18 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+import numpy as np
+
+from simreal.robots.g1.actuators import ACTUATORS
 from simreal.robots.g1.geometry import SHAPES, Box, Capsule, Shape
-from simreal.robots.g1.joints import FRAMES, ROOT_LINK, FixedMount, JointSpec, children_of
+from simreal.robots.g1.joints import (
+    FRAMES,
+    JOINTS,
+    ROOT_LINK,
+    FixedMount,
+    JointSpec,
+    children_of,
+)
 from simreal.robots.g1.links import LINK_INERTIALS
 
 _FRAME_LINKS = {frame.child for frame in FRAMES}
@@ -47,14 +57,50 @@ def _solids(shape: Shape) -> list[str]:
     ]
 
 
-def _link(name: str) -> list[str]:
+def _armature_inertia(name: str) -> tuple[float, ...]:
+    """The link's inertia (ixx, iyy, izz, ixy, ixz, iyz) with the armature of the joint that
+    turns it added about that joint's axis (a coordinate axis of its frame): the rotor
+    inertia that simulators without armature (PyBullet) then see on that joint's
+    mass-matrix diagonal. An inertia about one axis alone is no rigid body's (PyBullet
+    refuses it: each principal moment must be at most the sum of the other two), so the
+    plane perpendicular to the axis gets the least addition that makes it one: what the
+    link's own perpendicular moments lack. That addition is the approximation's error,
+    felt by joints turning about those axes."""
+    ixx, iyy, izz, ixy, ixz, iyz = LINK_INERTIALS[name].inertia
+    joint = next((j for j in JOINTS.values() if j.child == name), None)
+    if joint is None:
+        return ixx, iyy, izz, ixy, ixz, iyz
+    armature, axis = ACTUATORS[joint.name].armature, np.array(joint.axis)
+    tensor = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+    tensor += armature * np.outer(axis, axis)
+    perpendicular = np.eye(3) - np.outer(axis, axis)
+    low, high = 0.0, armature
+    if _rigid(tensor):
+        high = 0.0
+    for _ in range(60):  # bisection for the least addition that makes a rigid body
+        mid = (low + high) / 2.0
+        low, high = (low, mid) if _rigid(tensor + mid * perpendicular) else (mid, high)
+    t = tensor + high * perpendicular
+    return (t[0, 0], t[1, 1], t[2, 2], t[0, 1], t[0, 2], t[1, 2])
+
+
+def _rigid(tensor: np.ndarray) -> bool:
+    """Whether an inertia tensor is a rigid body's, with a 0.1 % margin (PyBullet checks
+    each principal moment against the sum of the other two)."""
+    moments = np.linalg.eigvalsh(tensor)
+    return bool(moments.max() <= 0.999 * (moments.sum() - moments.max()))
+
+
+def _link(name: str, armature_in_inertia: bool = False) -> list[str]:
     if name in _FRAME_LINKS:
         return [
             f'  <link name="{name}"><inertial><mass value="0"/>'
             '<inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/></inertial></link>'
         ]
     inertial = LINK_INERTIALS[name]
-    ixx, iyy, izz, ixy, ixz, iyz = inertial.inertia
+    ixx, iyy, izz, ixy, ixz, iyz = (
+        _armature_inertia(name) if armature_in_inertia else inertial.inertia
+    )
     lines = [
         f'  <link name="{name}">',
         "    <inertial>",
@@ -87,21 +133,26 @@ def _joint(joint: JointSpec | FixedMount) -> list[str]:
     ]
 
 
-def _subtree(link: str) -> list[str]:
-    lines = _link(link)
+def _subtree(link: str, armature_in_inertia: bool) -> list[str]:
+    lines = _link(link, armature_in_inertia)
     for joint in children_of(link):
-        lines += _joint(joint) + _subtree(joint.child)
+        lines += _joint(joint) + _subtree(joint.child, armature_in_inertia)
     return lines
 
 
-def build_urdf() -> str:
-    """Return the G1 as a URDF string (pelvis as root, no meshes, SI units)."""
+def build_urdf(armature_in_inertia: bool = False) -> str:
+    """Return the G1 as a URDF string (pelvis as root, no meshes, SI units).
+
+    URDF has no rotor armature; `armature_in_inertia` folds each joint's armature into
+    its child link's inertia about the joint axis (`_armature_inertia`), for PyBullet
+    (`simreal.sim.pybullet_articulated`). Off by default: the ROS 2 description is the
+    robot's links alone."""
     return "\n".join(
         [
             '<?xml version="1.0"?>',
             '<robot name="unitree_g1">',
             '  <material name="g1_grey"><color rgba="0.7 0.7 0.72 1"/></material>',
-            *_subtree(ROOT_LINK),
+            *_subtree(ROOT_LINK, armature_in_inertia),
             "</robot>",
             "",
         ]
