@@ -1,0 +1,102 @@
+"""quad-replan: the minimum-snap solver, analytic feasibility, the time-allocation
+baseline and closed-loop flight of plans in mjbatch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from simreal.tasks.quad_replan import minsnap
+
+
+def random_plans(seed: int, b: int, m: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    waypoints = rng.uniform(-1.0, 1.0, (b, m + 1, 3))
+    durations = rng.uniform(0.5, 2.0, (b, m))
+    return waypoints, durations
+
+
+def test_plans_pass_through_their_waypoints_at_the_knot_times():
+    waypoints, durations = random_plans(0, 16, 6)
+    plan = minsnap.solve(waypoints, durations)
+    np.testing.assert_allclose(plan.evaluate(plan.knot_times), waypoints, atol=1e-8)
+
+
+def test_plans_start_and_end_at_rest():
+    waypoints, durations = random_plans(1, 8, 5)
+    plan = minsnap.solve(waypoints, durations)
+    for r in (1, 2, 3):
+        start, end = minsnap.segment_ends(plan, r)
+        np.testing.assert_allclose(start[:, 0], 0.0, atol=1e-7)
+        np.testing.assert_allclose(end[:, -1], 0.0, atol=1e-7)
+
+
+def test_the_optimum_is_smooth_up_to_the_sixth_derivative():
+    """Continuity is imposed up to snap; derivatives 5 and 6 come out continuous only at
+    the true minimum-snap optimum (Euler-Lagrange), so this checks optimality too."""
+    waypoints, durations = random_plans(2, 8, 7)
+    plan = minsnap.solve(waypoints, durations)
+    for r in range(1, 7):
+        start, end = minsnap.segment_ends(plan, r)
+        scale = max(1.0, np.abs(end).max())
+        np.testing.assert_allclose(end[:, :-1], start[:, 1:], atol=1e-6 * scale, err_msg=f"d{r}")
+
+
+def test_dropping_continuity_breaks_the_jerk_at_waypoints():
+    """The continuity check above is not vacuous: with only velocity and acceleration
+    joined, the jerk jumps at interior waypoints."""
+    waypoints, durations = random_plans(3, 4, 4)
+    plan = minsnap.solve(waypoints, durations, continuity=2)
+    for r in (1, 2):
+        start, end = minsnap.segment_ends(plan, r)
+        np.testing.assert_allclose(end[:, :-1], start[:, 1:], atol=1e-7)
+    start, end = minsnap.segment_ends(plan, 3)
+    assert np.abs(end[:, :-1] - start[:, 1:]).max() > 0.1
+    with pytest.raises(ValueError, match="continuity"):
+        minsnap.solve(waypoints, durations, continuity=1)
+
+
+def test_one_segment_rest_to_rest_is_the_known_septic():
+    """Rest to rest in one segment: p(s) = p0 + (p1 - p0)(35 s^4 - 84 s^5 + 70 s^6 - 20 s^7)."""
+    p0, p1 = np.array([0.0, 0.0, 1.0]), np.array([2.0, -1.0, 1.5])
+    plan = minsnap.solve(np.stack([p0, p1]), np.array([2.0]))
+    t = np.linspace(0.0, 2.0, 41)[None]
+    s = t[0] / 2.0
+    shape = 35 * s**4 - 84 * s**5 + 70 * s**6 - 20 * s**7
+    np.testing.assert_allclose(plan.evaluate(t)[0], p0 + np.outer(shape, p1 - p0), atol=1e-9)
+    # peak speed of that profile: 35/16 of the mean speed, at mid-time
+    speed = np.linalg.norm(plan.evaluate(np.array([[1.0]]), 1)[0, 0])
+    assert speed == pytest.approx(35 / 16 * np.linalg.norm(p1 - p0) / 2.0, rel=1e-9)
+
+
+def test_collinear_waypoints_give_a_straight_line():
+    line = np.linspace(0.0, 1.0, 5)[:, None] * np.array([1.0, 2.0, 0.5])
+    plan = minsnap.solve(line, np.array([0.7, 1.1, 0.9, 1.3]))
+    _, samples = plan.sample(0.01, derivatives=0)
+    cross = np.cross(samples[0, 0], np.array([1.0, 2.0, 0.5]))
+    np.testing.assert_allclose(cross, 0.0, atol=1e-9)
+
+
+def test_derivatives_match_finite_differences_of_position():
+    waypoints, durations = random_plans(4, 3, 4)
+    plan = minsnap.solve(waypoints, durations)
+    dt = 1e-4
+    t = np.linspace(0.05, plan.total_time.min() - 0.05, 50)[None].repeat(3, axis=0)
+    for r in (1, 2, 3):
+        fd = (plan.evaluate(t + dt, r - 1) - plan.evaluate(t - dt, r - 1)) / (2 * dt)
+        np.testing.assert_allclose(fd, plan.evaluate(t, r), rtol=1e-4, atol=1e-4)
+
+
+def test_longer_segment_times_lower_the_snap_cost():
+    waypoints, durations = random_plans(5, 4, 3)
+    slow = minsnap.snap_cost(minsnap.solve(waypoints, 2.0 * durations))
+    fast = minsnap.snap_cost(minsnap.solve(waypoints, durations))
+    # snap scales as time^-4, its integral as time^-7: exactly 2^7 for uniform scaling
+    np.testing.assert_allclose(fast / slow, 2.0**7, rtol=1e-6)
+
+
+def test_bad_input_is_named():
+    with pytest.raises(ValueError, match="durations must be"):
+        minsnap.solve(np.zeros((3, 3)), np.array([1.0]))
+    with pytest.raises(ValueError, match="positive"):
+        minsnap.solve(np.zeros((3, 3)), np.array([1.0, 0.0]))
