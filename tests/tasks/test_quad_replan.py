@@ -3,10 +3,13 @@ baseline and closed-loop flight of plans in mjbatch."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
-from simreal.tasks.quad_replan import minsnap
+from simreal.robots.crazyflie import CrazyflieParams
+from simreal.tasks.quad_replan import feasibility, minsnap
 
 
 def random_plans(seed: int, b: int, m: int) -> tuple[np.ndarray, np.ndarray]:
@@ -100,3 +103,68 @@ def test_bad_input_is_named():
         minsnap.solve(np.zeros((3, 3)), np.array([1.0]))
     with pytest.raises(ValueError, match="positive"):
         minsnap.solve(np.zeros((3, 3)), np.array([1.0, 0.0]))
+
+
+# -- low fidelity: analytic feasibility ---------------------------------------------------
+
+
+def test_limits_come_from_the_crazyflie_parameters():
+    p = CrazyflieParams()
+    limits = feasibility.Limits.crazyflie(p)
+    # thrust-to-weight 2.25: 2.25 g of collective thrust per mass
+    assert limits.max_thrust_accel == pytest.approx(2.25 * 9.81)
+    assert limits.max_speed == pytest.approx(30 / 3.6)
+    assert limits.max_body_rate == pytest.approx(np.radians(2000))
+    stronger = feasibility.Limits.crazyflie(dataclasses.replace(p, thrust_to_weight=3.0))
+    assert stronger.max_thrust_accel == pytest.approx(3.0 * 9.81)
+
+
+def test_flat_outputs_of_hand_computed_states():
+    zero = np.zeros(3)
+    hover = feasibility.flat_outputs(zero, zero, zero)
+    assert hover["thrust"] == pytest.approx(9.81) and hover["tilt"] == pytest.approx(0.0)
+    # 9.81 m/s^2 sideways: thrust sqrt(2) g at 45 degrees
+    side = feasibility.flat_outputs(zero, np.array([9.81, 0, 0]), zero)
+    assert side["thrust"] == pytest.approx(np.sqrt(2) * 9.81)
+    assert side["tilt"] == pytest.approx(np.pi / 4)
+    # at hover, 4.905 m/s^3 sideways jerk tilts the thrust at 0.5 rad/s
+    rate = feasibility.flat_outputs(zero, zero, np.array([0.0, 4.905, 0.0]))
+    assert rate["body_rate"] == pytest.approx(0.5)
+    # jerk along the thrust changes its size, not its direction
+    along = feasibility.flat_outputs(zero, zero, np.array([0.0, 0.0, 100.0]))
+    assert along["body_rate"] == pytest.approx(0.0)
+    assert feasibility.flat_outputs(np.array([3.0, 4.0, 0.0]), zero, zero)["speed"] == 5.0
+
+
+def test_a_slow_move_is_feasible_and_squeezing_its_time_makes_it_infeasible():
+    limits = feasibility.Limits.crazyflie()
+    move = np.array([[0.0, 0.0, 1.0], [2.0, 0.0, 1.0]])
+    slow = feasibility.check(minsnap.solve(move, np.array([4.0])), limits)
+    assert slow.feasible[0]
+    # rest to rest over 2 m in 4 s: peak speed 35/16 * 0.5 m/s, far from 8.33 m/s
+    assert slow.peaks["speed"][0] == pytest.approx(35 / 16 * 0.5, rel=1e-3)
+    assert slow.margins["speed"][0] == pytest.approx(1 - 35 / 16 * 0.5 / (30 / 3.6), rel=1e-3)
+    fast = feasibility.check(minsnap.solve(move, np.array([0.5])), limits)
+    assert not fast.feasible[0]
+    assert fast.margins["tilt"][0] < 0 and fast.worst_margin[0] < 0
+
+
+def test_a_fast_climb_runs_out_of_thrust_and_a_fast_drop_needs_it_pointing_down():
+    """Rest to rest over 1.5 m vertically: the septic's peak acceleration is about
+    7.513 d / T^2, the same accelerating and braking."""
+    limits = feasibility.Limits.crazyflie()
+    up = np.array([[0.0, 0.0, 0.5], [0.0, 0.0, 2.0]])
+    # T = 1 s: 11.27 m/s^2 is within the 1.25 g of spare thrust going up ...
+    climb = feasibility.check(minsnap.solve(up, np.array([1.0])), limits)
+    assert climb.peaks["thrust"][0] == pytest.approx(9.81 + 7.513 * 1.5, rel=1e-3)
+    assert climb.margins["thrust"][0] > 0
+    # ... but braking at 11.27 m/s^2 > g needs the thrust pointing down: tilt pi
+    assert climb.peaks["tilt"][0] == pytest.approx(np.pi)
+    assert not climb.feasible[0]
+    drop = feasibility.check(minsnap.solve(up[::-1].copy(), np.array([1.0])), limits)
+    assert drop.margins["tilt"][0] < 0 and drop.margins["thrust"][0] > 0
+    # T = 0.8 s: 17.6 m/s^2 up, more than the motors give
+    fast = feasibility.check(minsnap.solve(up, np.array([0.8])), limits)
+    assert fast.margins["thrust"][0] < 0
+    # T = 1.5 s: 5 m/s^2 either way, feasible
+    assert feasibility.check(minsnap.solve(up, np.array([1.5])), limits).feasible[0]
