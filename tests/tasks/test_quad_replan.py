@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from simreal.robots.crazyflie import CrazyflieParams
-from simreal.tasks.quad_replan import feasibility, minsnap
+from simreal.tasks.quad_replan import baseline, feasibility, flight, minsnap, waypoints
 
 
 def random_plans(seed: int, b: int, m: int) -> tuple[np.ndarray, np.ndarray]:
@@ -168,3 +168,70 @@ def test_a_fast_climb_runs_out_of_thrust_and_a_fast_drop_needs_it_pointing_down(
     assert fast.margins["thrust"][0] < 0
     # T = 1.5 s: 5 m/s^2 either way, feasible
     assert feasibility.check(minsnap.solve(up, np.array([1.5])), limits).feasible[0]
+
+
+# -- the baseline and medium fidelity ------------------------------------------------------
+
+
+def test_waypoint_sets_are_reproducible_and_inside_the_box():
+    box = waypoints.WaypointBox()
+    a = waypoints.sample(np.random.default_rng(7), 20, 8, box)
+    np.testing.assert_array_equal(a, waypoints.sample(np.random.default_rng(7), 20, 8, box))
+    assert np.all(a >= np.array(box.low) - 1e-12) and np.all(a <= np.array(box.high) + 1e-12)
+    steps = np.linalg.norm(np.diff(a, axis=1), axis=2)
+    assert steps.min() >= box.min_step - 1e-9 and steps.max() <= box.max_step + 1e-9
+    with pytest.raises(ValueError, match="min_step"):
+        waypoints.sample(np.random.default_rng(0), 1, 3, waypoints.WaypointBox(min_step=0.0))
+
+
+def test_the_baseline_plans_feasibly_and_improves_on_its_start():
+    w = waypoints.sample(np.random.default_rng(3), 1, 5, waypoints.WaypointBox())[0]
+    limits = feasibility.Limits.crazyflie(gains=flight.FlightConfig().gains)
+    cfg = baseline.BaselineConfig()
+    result = baseline.plan(w, limits, cfg)
+    assert result.feasible and result.planning_s > 0 and result.iterations > 1
+    margins = feasibility.check(result.plan, limits)
+    assert margins.worst_margin[0] >= cfg.margin - 0.02  # the optimizer's grid is 0.01 s
+
+    def cost(durations: np.ndarray) -> float:
+        plan = minsnap.solve(w, durations)
+        return durations.sum() + cfg.snap_weight * minsnap.snap_cost(plan)[0]
+
+    lengths = np.linalg.norm(np.diff(w, axis=0), axis=1)
+    for speed in (cfg.initial_speed, 2.0):
+        start = baseline.stretch_to_feasible(w, lengths / speed, limits, cfg.margin, 0.01)
+        assert cost(result.durations) < cost(start)
+
+
+def test_stretching_makes_an_infeasible_allocation_feasible():
+    w = np.array([[0.0, 0.0, 1.0], [1.5, 0.0, 1.0], [1.5, 1.5, 1.5]])
+    limits = feasibility.Limits.crazyflie()
+    fast = np.array([0.3, 0.3])
+    assert not feasibility.check(minsnap.solve(w, fast), limits).feasible[0]
+    stretched = baseline.stretch_to_feasible(w, fast, limits, margin=0.1, dt=0.005)
+    assert np.all(stretched > fast)
+    np.testing.assert_allclose(stretched / fast, stretched[0] / fast[0])
+    assert feasibility.check(minsnap.solve(w, stretched), limits).worst_margin[0] >= 0.1
+
+
+def test_feasible_plans_complete_in_mjbatch_and_squeezed_ones_do_not():
+    w = waypoints.sample(np.random.default_rng(5), 4, 5, waypoints.WaypointBox())
+    lengths = np.linalg.norm(np.diff(w, axis=1), axis=2)
+    limits = feasibility.Limits.crazyflie(gains=flight.FlightConfig().gains)
+    # 0.8 m/s mean, stretched until every limit keeps a 30 % margin
+    calm_times = np.stack(
+        [baseline.stretch_to_feasible(w[i], lengths[i] / 0.8, limits, 0.3, 0.005) for i in range(4)]
+    )
+    calm = minsnap.solve(w, calm_times)
+    assert feasibility.check(calm, limits).feasible.all()
+    result = flight.fly(calm, w)
+    assert result.completed.all() and not result.crashed.any()
+    # the last waypoint is reached within the tolerance before the plan ends
+    assert np.all(result.flight_time_s <= calm.total_time + 1e-9)
+    assert np.all(result.flight_time_s > calm.total_time - 1.5)
+    assert result.max_error_m.max() < 0.1
+    squeezed = minsnap.solve(w, lengths / 6.0)
+    assert not feasibility.check(squeezed, limits).feasible.any()
+    fast = flight.fly(squeezed, w)
+    assert not fast.completed.any()
+    assert np.all(np.isnan(fast.flight_time_s))
