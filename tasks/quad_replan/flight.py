@@ -52,6 +52,8 @@ class FlightConfig:
     crash_height: float = 0.05
     crash_tilt: float = 1.2
     """Roll or pitch magnitude (rad) counted as lost control."""
+    record_dt: float = 1.0 / 30.0
+    """Period (s) at which a task records a flight for its video."""
 
     def validate(self) -> None:
         if self.physics_hz <= 0 or self.position_gain < 0 or self.settle_s < 0:
@@ -77,6 +79,8 @@ class FlightResult:
     """How many waypoints (the start included) were passed in order."""
     max_error_m: np.ndarray
     """Largest distance from the plan's reference position while flying it."""
+    trajectory: np.ndarray
+    """(K, 7) qpos of plan `record` every `record_every` physics steps (for a video)."""
 
 
 def fly(
@@ -85,8 +89,13 @@ def fly(
     cfg: FlightConfig | None = None,
     params: CrazyflieParams | None = None,
     num_threads: int = 1,
+    engine=None,
+    record: int = 0,
+    record_every: int = 8,
 ) -> FlightResult:
-    """Fly every plan of the batch from rest at its first waypoint (waypoints (B, M+1, 3))."""
+    """Fly every plan of the batch from rest at its first waypoint (waypoints (B, M+1, 3)),
+    in `engine` (B simulations of `build_mjcf(params)` at the config's physics rate; a
+    task's own) or a new mjbatch engine."""
     cfg = cfg or FlightConfig()
     cfg.validate()
     p = params or CrazyflieParams()
@@ -97,7 +106,13 @@ def fly(
             f"{waypoints.shape}"
         )
     dt = 1.0 / cfg.physics_hz
-    engine = make_engine("mjbatch", build_mjcf(p, physics_dt=dt), b, num_threads)
+    if engine is None:
+        engine = make_engine("mjbatch", build_mjcf(p, physics_dt=dt), b, num_threads)
+    if engine.num_envs != b or abs(engine.physics_dt - dt) > 1e-6 * dt:
+        raise ValueError(
+            f"flight: the engine has {engine.num_envs} simulations at dt {engine.physics_dt}, "
+            f"the plans need {b} at {dt}"
+        )
     qpos = np.zeros((b, 7))
     qpos[:, 0:3] = waypoints[:, 0]
     qpos[:, 3] = 1.0
@@ -113,6 +128,7 @@ def fly(
     max_error = np.zeros(b)
     flying = np.ones(b, dtype=bool)
     rows = np.arange(b)
+    trajectory = [engine.qpos[record].copy()]
     for k in range(steps):
         i = min(k, t.shape[1] - 1)
         pos = engine.qpos[:, 0:3]
@@ -129,6 +145,8 @@ def fly(
         )
         engine.ctrl[:] = np.where(flying[:, None], thrusts, 0.0)
         engine.step(1)
+        if (k + 1) % record_every == 0 and flying[record]:
+            trajectory.append(engine.qpos[record].copy())
         pos = engine.qpos[:, 0:3]
         time_now = (k + 1) * dt
         max_error = np.where(
@@ -147,4 +165,6 @@ def fly(
         if not flying.any():
             break
     completed = next_wp == points
-    return FlightResult(completed, crashed, reach_time, next_wp.copy(), max_error)
+    return FlightResult(
+        completed, crashed, reach_time, next_wp.copy(), max_error, np.stack(trajectory)
+    )

@@ -9,7 +9,16 @@ import numpy as np
 import pytest
 
 from simreal.robots.crazyflie import CrazyflieParams
-from simreal.tasks.quad_replan import baseline, feasibility, flight, minsnap, waypoints
+from simreal.tasks import make_env
+from simreal.tasks.quad_replan import (
+    QuadReplanConfig,
+    QuadReplanEnv,
+    baseline,
+    feasibility,
+    flight,
+    minsnap,
+    waypoints,
+)
 
 
 def random_plans(seed: int, b: int, m: int) -> tuple[np.ndarray, np.ndarray]:
@@ -235,3 +244,87 @@ def test_feasible_plans_complete_in_mjbatch_and_squeezed_ones_do_not():
     fast = flight.fly(squeezed, w)
     assert not fast.completed.any()
     assert np.all(np.isnan(fast.flight_time_s))
+
+
+# -- the task -------------------------------------------------------------------------------
+
+
+def make_replan(n: int, seed: int = 0, **cfg) -> QuadReplanEnv:
+    env = make_env("quad-replan", QuadReplanConfig(**cfg), n, seed=seed, num_threads=1)
+    env.reset()
+    return env
+
+
+def test_the_task_observes_waypoints_relative_to_the_drone():
+    env = make_replan(3, num_segments=5)
+    obs, critic = env.observe()
+    assert obs.shape == (3, 3 * 5 + 15) and env.num_actions == 5
+    np.testing.assert_array_equal(obs, critic)
+    ahead = (env.waypoints[:, 1:] - env.waypoints[:, :1]).reshape(3, -1)
+    np.testing.assert_allclose(obs[:, :15], ahead, atol=1e-6)
+    # at rest and level at the first waypoint
+    np.testing.assert_allclose(obs[:, 15:24], np.tile(np.eye(3).ravel(), (3, 1)), atol=1e-6)
+    np.testing.assert_allclose(obs[:, 24:], 0.0, atol=1e-6)
+
+
+def test_actions_scale_segment_times_and_the_baseline_round_trips():
+    env = make_replan(2)
+    nominal = env.nominal_durations
+    np.testing.assert_allclose(env.durations_from_action(np.zeros((2, 7))), nominal)
+    np.testing.assert_allclose(env.durations_from_action(np.ones((2, 7))), 4.0 * nominal)
+    wanted = nominal * np.linspace(0.5, 2.0, 7)
+    np.testing.assert_allclose(env.durations_from_action(env.action_from_durations(wanted)), wanted)
+
+
+def test_low_fidelity_rewards_fast_feasible_plans_and_ends_every_episode():
+    env = make_replan(4, eval_fidelity="low", evaluation=True)
+    waypoints_before = env.waypoints.copy()
+    slow = env.step(np.full((4, 7), 0.5, dtype=np.float32))
+    assert slow.terminated.all() and not slow.truncated.any()
+    ep = slow.info["episode"]
+    np.testing.assert_array_equal(ep["completed"], 1.0)
+    # a new set of waypoints for the next episode
+    assert not np.allclose(env.waypoints, waypoints_before)
+    fast = env.step(np.full((4, 7), -1.0, dtype=np.float32))
+    ep_fast = fast.info["episode"]
+    np.testing.assert_array_equal(ep_fast["completed"], 0.0)
+    assert np.all(ep_fast["worst_margin"] < 0)
+    assert np.all(ep_fast["reward/infeasibility"] < 0)
+    assert np.all(slow.reward > fast.reward)
+
+
+def test_medium_fidelity_flies_the_plans_in_the_task_engine():
+    env = make_replan(3, evaluation=True)  # eval_fidelity medium by default
+    step = env.step(np.full((3, 7), 0.5, dtype=np.float32))
+    ep = step.info["episode"]
+    np.testing.assert_array_equal(ep["completed"], 1.0)
+    assert np.all(ep["flight_time_s"] <= ep["plan_time_s"] + 1e-9)
+    assert np.all(ep["flight_time_s"] > 0.5 * ep["plan_time_s"])
+
+
+def test_evaluation_sets_are_held_out_by_seed():
+    a = make_replan(2, seed=3, evaluation=True).waypoints
+    np.testing.assert_array_equal(a, make_replan(2, seed=3, evaluation=True).waypoints)
+    assert not np.allclose(a, make_replan(2, seed=3).waypoints)  # training stream differs
+    assert not np.allclose(a, make_replan(2, seed=4, evaluation=True).waypoints)
+
+
+def test_the_unbuilt_high_fidelity_is_refused_by_name():
+    with pytest.raises(ValueError, match=r"high fidelity .* not built"):
+        QuadReplanConfig(eval_fidelity="high").validate()
+    with pytest.raises(ValueError, match="eval_fidelity must be one of"):
+        QuadReplanConfig(eval_fidelity="real").validate()
+    with pytest.raises(ValueError, match="unknown baseline"):
+        make_replan(1).baseline_policy("pid")
+
+
+def test_medium_fidelity_records_simulation_zeros_flight_for_the_video():
+    env = make_replan(2, evaluation=True)
+    flown_waypoints = env.waypoints.copy()
+    env.step(np.full((2, 7), 0.5, dtype=np.float32))
+    frames = env.episode_video_qpos(0)
+    assert frames.shape[1] == 7 and frames.shape[0] > 30
+    np.testing.assert_allclose(frames[0, :3], flown_waypoints[0, 0])
+    # the last frame is at most one frame period (1/30 s) before the last waypoint is reached
+    assert np.linalg.norm(frames[-1, :3] - flown_waypoints[0, -1]) < 0.25
+    np.testing.assert_array_equal(env.shown_waypoints, flown_waypoints)
