@@ -328,3 +328,19 @@ def test_medium_fidelity_records_simulation_zeros_flight_for_the_video():
     # the last frame is at most one frame period (1/30 s) before the last waypoint is reached
     assert np.linalg.norm(frames[-1, :3] - flown_waypoints[0, -1]) < 0.25
     np.testing.assert_array_equal(env.shown_waypoints, flown_waypoints)
+
+
+def test_episode_values_are_reproducible_and_latency_is_summarized_apart():
+    """Rollout hashes cover every episode value: wall-clock latency must not be one."""
+    action = np.full((3, 7), 0.2, dtype=np.float32)
+    runs = []
+    for _ in range(2):
+        env = make_replan(3, seed=9, eval_fidelity="low", evaluation=True)
+        runs.append(env.step(action).info["episode"])
+    assert runs[0].keys() == runs[1].keys() and "plan_latency_ms" not in runs[0]
+    for key in runs[0]:
+        np.testing.assert_array_equal(runs[0][key], runs[1][key], err_msg=key)
+    ended = {k: list(v) for k, v in runs[1].items()}
+    summary = env.summarize_episodes(ended)
+    assert summary["completion_rate"] == pytest.approx(np.mean(runs[1]["completed"]))
+    assert summary["plan_latency_p50_ms"] > 0
