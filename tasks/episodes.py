@@ -121,9 +121,19 @@ def lane_keep_budget(cfg: Any) -> EpisodeBudget:
     return EpisodeBudget(cfg.eval_roads, cfg.eval_roads, why)
 
 
+REPLAN_EPISODES = 32
+"""quad-replan: held-out waypoint sets per evaluation (one plan each)."""
+
+
+def quad_replan_budget(cfg: Any) -> EpisodeBudget:
+    why = f"completion_rate over {REPLAN_EPISODES} held-out waypoint sets (one plan each)"
+    return EpisodeBudget(REPLAN_EPISODES, REPLAN_EPISODES, why)
+
+
 BUDGETS: dict[str, Callable[[Any], EpisodeBudget]] = {
     "quad-hover": quad_budget,
     "quad-track": quad_budget,
+    "quad-replan": quad_replan_budget,
     "quad-swarm": quad_swarm_budget,
     "g1-force": g1_force_budget,
     "g1-pull": g1_pull_budget,

@@ -17,6 +17,7 @@ from simreal.tasks.g1_walk.config import TRAIN_DEFAULTS as WALK_TRAIN
 from simreal.tasks.lane_keep import LaneKeepConfig, LaneKeepEnv
 from simreal.tasks.lane_keep.config import TRAIN_DEFAULTS as LANE_TRAIN
 from simreal.tasks.quad_hover import QuadHoverConfig, QuadHoverEnv
+from simreal.tasks.quad_replan import QuadReplanConfig, QuadReplanEnv
 from simreal.tasks.quad_swarm import QuadSwarmConfig, QuadSwarmEnv
 from simreal.tasks.quad_swarm.config import TRAIN_DEFAULTS as SWARM_TRAIN
 from simreal.tasks.quad_track import QuadTrackConfig, QuadTrackEnv
@@ -58,6 +59,15 @@ TASKS: dict[str, TaskSpec] = {
             "crazyflie",
             QuadTrackConfig,
             QuadTrackEnv,
+        ),
+        TaskSpec(
+            "quad-replan",
+            "Crazyflie minimum-snap plans through 8 random waypoints: the policy allocates "
+            "the segment times, judged at low (analytic feasibility) or medium (mjbatch "
+            "flight) fidelity; metrics completion_rate, flight_time_s, plan_latency_p50_ms.",
+            "crazyflie",
+            QuadReplanConfig,
+            QuadReplanEnv,
         ),
         TaskSpec(
             "quad-swarm",

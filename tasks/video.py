@@ -207,6 +207,23 @@ def yaw(direction: np.ndarray) -> tuple[float, ...]:
     return (c, -s, 0.0, s, c, 0.0, 0.0, 0.0, 1.0)
 
 
+def quad_replan_camera(cfg: Any) -> Camera:
+    lo, hi = np.array(cfg.box.low), np.array(cfg.box.high)
+    return OrbitCamera(
+        lookat=tuple(0.5 * (lo + hi)),
+        distance=1.2 * float(np.linalg.norm(hi - lo)),
+        azimuth_deg=120.0,
+        elevation_deg=-35.0,
+    )
+
+
+def quad_replan_markers(env: TaskEnv, sim: int) -> list[Marker]:
+    """The waypoints of the plan being flown, joined in order."""
+    points = env.shown_waypoints[sim]
+    spheres = [Shape("sphere", (0.06,), tuple(p), TARGET_RGBA) for p in points]
+    return [*polyline(points, 0.008, PATH_RGBA), *spheres]
+
+
 def polyline(points: np.ndarray, width: float, rgba: tuple[float, ...]) -> list[Marker]:
     """Capsules joining consecutive points (K, 3)."""
     return [Segment(tuple(a), tuple(b), width, rgba) for a, b in itertools.pairwise(points)]
@@ -215,6 +232,7 @@ def polyline(points: np.ndarray, width: float, rgba: tuple[float, ...]) -> list[
 VIDEO_SPECS: dict[str, VideoSpec] = {
     "quad-hover": VideoSpec(quad_hover_camera, quad_hover_markers),
     "quad-track": VideoSpec(quad_track_camera, quad_track_markers),
+    "quad-replan": VideoSpec(quad_replan_camera, quad_replan_markers),
     "quad-swarm": VideoSpec(quad_swarm_camera, quad_swarm_markers, model_fields=("geom_pos",)),
     "g1-force": VideoSpec(g1_camera),
     "g1-pull": VideoSpec(g1_pull_camera),

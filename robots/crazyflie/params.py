@@ -37,6 +37,13 @@ class CrazyflieParams:
     downwash_coeffs: tuple[float, float, float] = (2267.18, 0.16, -0.11)
     collision_radius: float = 0.06
     collision_height: float = 0.025
+    max_speed: float = 30.0 / 3.6
+    """Largest speed (m/s): the model's `max_speed_kmh` of 30 km/h (gym-pybullet-drones
+    cf2x.urdf), which its velocity-control aviaries also use as the speed limit."""
+    max_body_rate: float = math.radians(2000.0)
+    """Largest body rate (rad/s): the measuring range of the Crazyflie 2.1's gyroscope
+    (BMI088 at +-2000 deg/s in the Bitcraze firmware); beyond it the rate loop flies
+    blind."""
 
     @property
     def weight(self) -> float:
