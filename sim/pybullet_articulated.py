@@ -602,8 +602,12 @@ class PyBulletArticulatedEngine(HostStateEngine):
             self._client = None
 
     def __del__(self) -> None:
-        with contextlib.suppress(Exception):
+        # Not contextlib.suppress: at interpreter exit the module's globals may already be
+        # None, and the finalizer would print an AttributeError instead of closing quietly.
+        try:  # noqa: SIM105
             self.close()
+        except Exception:
+            pass
 
 
 def check_same_robot(model: mujoco.MjModel, body: int, joints: dict[str, int], client: int) -> None:

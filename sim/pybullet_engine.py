@@ -44,7 +44,6 @@ all arithmetic is vectorized over the copies.
 
 from __future__ import annotations
 
-import contextlib
 from functools import partial
 
 import mujoco
@@ -199,8 +198,12 @@ class PyBulletEngine(HostStateEngine):
             self._client = None
 
     def __del__(self) -> None:
-        with contextlib.suppress(Exception):
+        # Not contextlib.suppress: at interpreter exit the module's globals may already be
+        # None, and the finalizer would print an AttributeError instead of closing quietly.
+        try:  # noqa: SIM105
             self.close()
+        except Exception:
+            pass
 
     def _prepare_actuators(self, model: mujoco.MjModel) -> None:
         """Constant per-actuator geometry in the inertial frame of the body it drives."""
