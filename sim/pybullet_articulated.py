@@ -63,12 +63,11 @@ import mujoco
 import numpy as np
 import pybullet as p
 
-from simreal.sim.host_state import HostStateEngine
 from simreal.sim.pybullet_engine import (
-    DIVERGED_QVEL,
     GRID_SPACING_M,
     MAX_STATE,
     SOLVER_ITERATIONS,
+    PyBulletClientEngine,
     _bad_state,
     _matrix,
     _name,
@@ -192,7 +191,7 @@ def check_supported(model: mujoco.MjModel) -> None:
         )
 
 
-class PyBulletArticulatedEngine(HostStateEngine):
+class PyBulletArticulatedEngine(PyBulletClientEngine):
     """N copies of an articulated robot in one PyBullet client, with mjbatch's arrays."""
 
     engine_name = "pybullet"
@@ -468,12 +467,6 @@ class PyBulletArticulatedEngine(HostStateEngine):
         if bad.any():
             self._restart(np.flatnonzero(bad))
 
-    def _write_changed_state(self) -> None:
-        changed = (self.qpos.view(np.int64) != self._seen_qpos.view(np.int64)).any(axis=1)
-        changed |= (self.qvel.view(np.int64) != self._seen_qvel.view(np.int64)).any(axis=1)
-        if changed.any():
-            self._write_state(np.flatnonzero(changed))
-
     def _write_state(self, rows: np.ndarray) -> None:
         bad = _bad_state(self.qpos[rows], self.qvel[rows], MAX_STATE)
         if bad.any():
@@ -589,25 +582,6 @@ class PyBulletArticulatedEngine(HostStateEngine):
                 p.changeDynamics(
                     robot, link, lateralFriction=float(mu), physicsClientId=c, **kwargs
                 )
-
-    def unstable(self) -> np.ndarray:
-        restarted = self._restarted.copy()
-        self._restarted[:] = False
-        finite = np.isfinite(self.qpos).all(axis=1) & np.isfinite(self.qvel).all(axis=1)
-        return restarted | ~finite | (np.abs(self.qvel).max(axis=1) > DIVERGED_QVEL)
-
-    def close(self) -> None:
-        if self._client is not None:
-            p.disconnect(physicsClientId=self._client)
-            self._client = None
-
-    def __del__(self) -> None:
-        # Not contextlib.suppress: at interpreter exit the module's globals may already be
-        # None, and the finalizer would print an AttributeError instead of closing quietly.
-        try:  # noqa: SIM105
-            self.close()
-        except Exception:
-            pass
 
 
 def check_same_robot(model: mujoco.MjModel, body: int, joints: dict[str, int], client: int) -> None:

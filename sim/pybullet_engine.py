@@ -97,7 +97,49 @@ _UNSUPPORTED_ELEMENTS = {
 _ORIGIN = (0.0, 0.0, 0.0)
 
 
-class PyBulletEngine(HostStateEngine):
+class PyBulletClientEngine(HostStateEngine):
+    """What both PyBullet engines (free bodies here, articulated robots in
+    `pybullet_articulated`) do the same way on their one client: push the rows of the host
+    state written since the last read, report unstable copies, and disconnect. A subclass
+    sets `_client`, `_restarted`, `_seen_qpos` / `_seen_qvel` and writes `_write_state`."""
+
+    _client: int | None
+    _restarted: np.ndarray
+    _seen_qpos: np.ndarray
+    _seen_qvel: np.ndarray
+
+    def _write_state(self, rows: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def _write_changed_state(self) -> None:
+        """Push rows of qpos or qvel written since the last read (bit for bit) to PyBullet."""
+        changed = (self.qpos.view(np.int64) != self._seen_qpos.view(np.int64)).any(axis=1)
+        changed |= (self.qvel.view(np.int64) != self._seen_qvel.view(np.int64)).any(axis=1)
+        if changed.any():
+            self._write_state(np.flatnonzero(changed))
+
+    def unstable(self) -> np.ndarray:
+        """Non-finite or diverged state, or a restart (bad state or forces) since the last call."""
+        restarted = self._restarted.copy()
+        self._restarted[:] = False
+        finite = np.isfinite(self.qpos).all(axis=1) & np.isfinite(self.qvel).all(axis=1)
+        return restarted | ~finite | (np.abs(self.qvel).max(axis=1) > DIVERGED_QVEL)
+
+    def close(self) -> None:
+        if self._client is not None:
+            p.disconnect(physicsClientId=self._client)
+            self._client = None
+
+    def __del__(self) -> None:
+        # Not contextlib.suppress: at interpreter exit the module's globals may already be
+        # None, and the finalizer would print an AttributeError instead of closing quietly.
+        try:  # noqa: SIM105
+            self.close()
+        except Exception:
+            pass
+
+
+class PyBulletEngine(PyBulletClientEngine):
     """N copies of one MuJoCo model simulated by PyBullet, with mjbatch's arrays."""
 
     engine_name = "pybullet"
@@ -184,26 +226,6 @@ class PyBulletEngine(HostStateEngine):
                 change(
                     body, -1, mass=mass[r, k + 1], localInertiaDiagonal=inertia[r, k + 1].tolist()
                 )
-
-    def unstable(self) -> np.ndarray:
-        """Non-finite or diverged state, or a restart (bad state or forces) since the last call."""
-        restarted = self._restarted.copy()
-        self._restarted[:] = False
-        finite = np.isfinite(self.qpos).all(axis=1) & np.isfinite(self.qvel).all(axis=1)
-        return restarted | ~finite | (np.abs(self.qvel).max(axis=1) > DIVERGED_QVEL)
-
-    def close(self) -> None:
-        if self._client is not None:
-            p.disconnect(physicsClientId=self._client)
-            self._client = None
-
-    def __del__(self) -> None:
-        # Not contextlib.suppress: at interpreter exit the module's globals may already be
-        # None, and the finalizer would print an AttributeError instead of closing quietly.
-        try:  # noqa: SIM105
-            self.close()
-        except Exception:
-            pass
 
     def _prepare_actuators(self, model: mujoco.MjModel) -> None:
         """Constant per-actuator geometry in the inertial frame of the body it drives."""
@@ -358,13 +380,6 @@ class PyBulletEngine(HostStateEngine):
         bad = _bad_state(self.qpos, self.qvel, MAX_STATE)
         if bad.any():
             self._restart(np.flatnonzero(bad))
-
-    def _write_changed_state(self) -> None:
-        """Push rows of qpos or qvel written since the last read (bit for bit) to PyBullet."""
-        changed = (self.qpos.view(np.int64) != self._seen_qpos.view(np.int64)).any(axis=1)
-        changed |= (self.qvel.view(np.int64) != self._seen_qvel.view(np.int64)).any(axis=1)
-        if changed.any():
-            self._write_state(np.flatnonzero(changed))
 
     def _write_state(self, rows: np.ndarray) -> None:
         bad = _bad_state(self.qpos[rows], self.qvel[rows], MAX_STATE)
