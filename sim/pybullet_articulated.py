@@ -68,7 +68,6 @@ from simreal.sim.pybullet_engine import (
     MAX_STATE,
     SOLVER_ITERATIONS,
     PyBulletClientEngine,
-    _bad_state,
     _matrix,
     _name,
 )
@@ -461,17 +460,10 @@ class PyBulletArticulatedEngine(PyBulletClientEngine):
             self.qpos[:, 3:7] = quat
             self.qvel[:, :3] = vel[:, :3] - np.cross(vel[:, 3:], offset)
             self.qvel[:, 3:6] = np.einsum("nji,nj->ni", rot, vel[:, 3:])
-        self._seen_qpos[:] = self.qpos
-        self._seen_qvel[:] = self.qvel
-        bad = _bad_state(self.qpos, self.qvel, MAX_STATE)
-        if bad.any():
-            self._restart(np.flatnonzero(bad))
+        self._state_read()
 
     def _write_state(self, rows: np.ndarray) -> None:
-        bad = _bad_state(self.qpos[rows], self.qvel[rows], MAX_STATE)
-        if bad.any():
-            self._restart(rows[bad])
-            rows = rows[~bad]
+        rows = self._good_rows(rows)
         c = self._client
         reset_joint = self._call["resetJointState"]
         for r in rows.tolist():

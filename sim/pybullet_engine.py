@@ -111,6 +111,25 @@ class PyBulletClientEngine(HostStateEngine):
     def _write_state(self, rows: np.ndarray) -> None:
         raise NotImplementedError
 
+    def _restart(self, rows: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def _state_read(self) -> None:
+        """The host state now holds what PyBullet has: remember it (to see later writes)
+        and restart copies whose state is non-finite or out of range."""
+        self._seen_qpos[:] = self.qpos
+        self._seen_qvel[:] = self.qvel
+        bad = _bad_state(self.qpos, self.qvel, MAX_STATE)
+        if bad.any():
+            self._restart(np.flatnonzero(bad))
+
+    def _good_rows(self, rows: np.ndarray) -> np.ndarray:
+        """`rows` whose written state PyBullet can take; the others are restarted."""
+        bad = _bad_state(self.qpos[rows], self.qvel[rows], MAX_STATE)
+        if bad.any():
+            self._restart(rows[bad])
+        return rows[~bad]
+
     def _write_changed_state(self) -> None:
         """Push rows of qpos or qvel written since the last read (bit for bit) to PyBullet."""
         changed = (self.qpos.view(np.int64) != self._seen_qpos.view(np.int64)).any(axis=1)
@@ -375,17 +394,10 @@ class PyBulletEngine(PyBulletClientEngine):
         qvel[..., :3] = vel[..., :3] - np.cross(vel[..., 3:], offset)
         qvel[..., 3:] = np.einsum("nbji,nbj->nbi", rot, vel[..., 3:])
         self._com[:] = pose[..., :3]
-        self._seen_qpos[:] = self.qpos
-        self._seen_qvel[:] = self.qvel
-        bad = _bad_state(self.qpos, self.qvel, MAX_STATE)
-        if bad.any():
-            self._restart(np.flatnonzero(bad))
+        self._state_read()
 
     def _write_state(self, rows: np.ndarray) -> None:
-        bad = _bad_state(self.qpos[rows], self.qvel[rows], MAX_STATE)
-        if bad.any():
-            self._restart(rows[bad])
-            rows = rows[~bad]
+        rows = self._good_rows(rows)
         nfree = self._ids.shape[1]
         qpos = self.qpos[rows].reshape(-1, nfree, 7)
         qvel = self.qvel[rows].reshape(-1, nfree, 6)
